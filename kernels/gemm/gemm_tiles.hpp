@@ -340,9 +340,11 @@ inline constexpr std::uint32_t kRun = 8;
 /// of a quarter-warp covers the 32 banks once (bench/NOTES.md §68).
 /// For a band wholly inside out, whose row pitch is a multiple of kRun. The band lies at
 /// staged[base …] and `worker` is the calling thread's index among the THREADS (by default the
-/// group's first THREADS threads, the band at 0).
+/// group's first THREADS threads, the band at 0). TOGETHER (a band of a few runs a thread, each
+/// thread's count the same): a thread reads all its runs before it hands the first on, so their
+/// shared reads are in flight together rather than one run's after another's stores.
 template <std::uint32_t ROWS, std::uint32_t COLS, std::uint32_t PITCH, std::uint32_t THREADS,
-          class Epilogue>
+          bool TOGETHER = false, class Epilogue>
 void hand_on_runs(const dsl::Shared<dsl::f32>& staged, const dsl::Expr<dsl::u32>& first_row,
                   const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue,
                   const dsl::Expr<dsl::u32>& worker = dsl::thread_id<0>(),
@@ -350,12 +352,18 @@ void hand_on_runs(const dsl::Shared<dsl::f32>& staged, const dsl::Expr<dsl::u32>
   using namespace iron::dsl;
   constexpr std::uint32_t kHalf = kRun / 2;
   static_assert(PITCH % kHalf == 0 && COLS % kRun == 0, "halves of runs are 16-byte aligned");
+  constexpr std::uint32_t kRuns = ROWS * COLS / kRun;
+  static_assert(!TOGETHER || kRuns % THREADS == 0, "every thread reads as many runs");
   auto half = worker & kHalf;  // the half this lane reads first
   auto second_first = half != 0u;
-  for (auto u : rolled_range(worker, ROWS * COLS / kRun, THREADS)) {
+  // Run u's sums in column order, read as two halves in this lane's order.
+  struct Read {
+    Expr<u32> r;
+    Expr<u32> c;
+    std::vector<Expr<f32>> sums;
+  };
+  const auto read = [&](const Expr<u32>& u) {
     auto v = u * kRun;
-    auto r = first_row + v / COLS;
-    auto c = col0 + v % COLS;
     auto at = base + (v / COLS * PITCH + v % COLS);
     auto first = at + half;
     auto other = at + (half ^ kHalf);
@@ -363,12 +371,24 @@ void hand_on_runs(const dsl::Shared<dsl::f32>& staged, const dsl::Expr<dsl::u32>
     std::vector<Expr<f32>> read_other;
     for (std::uint32_t e = 0; e < kHalf; ++e) read_first.push_back(load(staged[first + e]));
     for (std::uint32_t e = 0; e < kHalf; ++e) read_other.push_back(load(staged[other + e]));
+    Read run{first_row + v / COLS, col0 + v % COLS, {}};
     for (std::uint32_t e = 0; e < kHalf; ++e) {
-      epilogue(r, c + e, select(second_first, read_other[e], read_first[e]));
+      run.sums.push_back(select(second_first, read_other[e], read_first[e]));
     }
     for (std::uint32_t e = 0; e < kHalf; ++e) {
-      epilogue(r, c + (kHalf + e), select(second_first, read_first[e], read_other[e]));
+      run.sums.push_back(select(second_first, read_first[e], read_other[e]));
     }
+    return run;
+  };
+  const auto hand_on = [&](const Read& run) {
+    for (std::uint32_t e = 0; e < kRun; ++e) epilogue(run.r, run.c + e, run.sums[e]);
+  };
+  if constexpr (TOGETHER) {
+    std::vector<Read> runs;
+    for (std::uint32_t i = 0; i < kRuns / THREADS; ++i) runs.push_back(read(worker + i * THREADS));
+    for (const Read& run : runs) hand_on(run);
+  } else {
+    for (auto u : rolled_range(worker, kRuns, THREADS)) hand_on(read(u));
   }
 }
 

@@ -331,7 +331,8 @@ void staged_epilogue_of(const dsl::FragAcc<16, BN>& acc, const Rows& rows,
       };
       if constexpr (WHOLE_TILES) {
         IRON_IF(whole) {
-          hand_on_runs<16, kBandCols, kPitch, 32>(staged, first_row, first_col, runs, lane, base);
+          hand_on_runs<16, kBandCols, kPitch, 32, true>(staged, first_row, first_col, runs, lane,
+                                                        base);
         }
         IRON_ELSE { each_checked(); }
       } else {

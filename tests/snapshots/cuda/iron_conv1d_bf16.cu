@@ -1260,81 +1260,81 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v961 = v76 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v961 = v76 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
     const bool v962 = v961 <= v57;
     const unsigned int v964 = v80 + 128u;
     const bool v965 = v964 <= v12;
     const bool v966 = v962 && v965;
     const bool v967 = v966 && v93;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-    for (unsigned int v973 = v10; v973 < 4u; v973 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-      const bool v974 = v288 == v973;  // kernels/gemm/gemm_tiles.hpp:442
+    for (unsigned int v973 = v10; v973 < 4u; v973 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+      const bool v974 = v288 == v973;  // kernels/gemm/gemm_tiles.hpp:462
       if (v974) {
         iron_frag_store<false>(v298, shm2, v10, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-      const unsigned int v979 = v973 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+      const unsigned int v979 = v973 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
       const unsigned int v980 = v979 << 6u;
       const unsigned int v981 = v80 + v980;
-      const unsigned int v984 = v973 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v984 = v973 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
       const unsigned int v985 = v984 << 6u;
       const unsigned int v986 = v76 + v985;
-      if (v967) {  // kernels/gemm/gemm_tiles.hpp:424
-        const unsigned int v990 = v141 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-        const bool v992 = v990 != v10;  // kernels/gemm/gemm_tiles.hpp:354
-        const unsigned int v1014 = v990 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+      if (v967) {  // kernels/gemm/gemm_tiles.hpp:444
+        const unsigned int v990 = v141 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+        const bool v992 = v990 != v10;  // kernels/gemm/gemm_tiles.hpp:358
+        const unsigned int v1008 = v990 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
         #pragma unroll 1
-        for (unsigned int v995 = v141; v995 < 512u; v995 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-          const unsigned int v997 = v995 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-          const unsigned int v999 = v997 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-          const unsigned int v1000 = v986 + v999;
-          const unsigned int v1002 = v997 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-          const unsigned int v1003 = v981 + v1002;
-          const unsigned int v1009 = v999 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-          const unsigned int v1010 = v1009 + v1002;
-          const unsigned int v1012 = v1010 + v990;  // kernels/gemm/gemm_tiles.hpp:360
-          const unsigned int v1015 = v1010 + v1014;  // kernels/gemm/gemm_tiles.hpp:361
-          const iron_f32x4 v3998 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1012);  // kernels/gemm/gemm_tiles.hpp:364
-          const float v1018 = v3998.v[0];
-          const float v1021 = v3998.v[1];
-          const float v1024 = v3998.v[2];
-          const float v1027 = v3998.v[3];
-          const iron_f32x4 v3999 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1015);  // kernels/gemm/gemm_tiles.hpp:365
-          const float v1030 = v3999.v[0];
-          const float v1033 = v3999.v[1];
-          const float v1036 = v3999.v[2];
-          const float v1039 = v3999.v[3];
-          const float v1040 = v992 ? v1030 : v1018;  // kernels/gemm/gemm_tiles.hpp:367
-          const iron_bf16 v1044 = iron_f32_to_bf16(v1040);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1045 = v1000 * v3;
-          const unsigned int v1046 = v1045 + v81;
-          const float v1048 = v992 ? v1033 : v1021;  // kernels/gemm/gemm_tiles.hpp:367
-          const iron_bf16 v1052 = iron_f32_to_bf16(v1048);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1056 = v992 ? v1036 : v1024;  // kernels/gemm/gemm_tiles.hpp:367
-          const iron_bf16 v1060 = iron_f32_to_bf16(v1056);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1064 = v992 ? v1039 : v1027;  // kernels/gemm/gemm_tiles.hpp:367
-          const iron_bf16 v1068 = iron_f32_to_bf16(v1064);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1072 = v992 ? v1018 : v1030;  // kernels/gemm/gemm_tiles.hpp:370
-          const iron_bf16 v1076 = iron_f32_to_bf16(v1072);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1080 = v992 ? v1021 : v1033;  // kernels/gemm/gemm_tiles.hpp:370
-          const iron_bf16 v1084 = iron_f32_to_bf16(v1080);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1088 = v992 ? v1024 : v1036;  // kernels/gemm/gemm_tiles.hpp:370
-          const iron_bf16 v1092 = iron_f32_to_bf16(v1088);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1096 = v992 ? v1027 : v1039;  // kernels/gemm/gemm_tiles.hpp:370
-          const iron_bf16 v1100 = iron_f32_to_bf16(v1096);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4000 = v1003 + v1046;
-          *reinterpret_cast<iron_bf16x8*>(out + v4000) = iron_bf16x8{{v1044, v1052, v1060, v1068, v1076, v1084, v1092, v1100}};
+        for (unsigned int v995 = v141; v995 < 512u; v995 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+          const unsigned int v997 = v995 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v999 = v997 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+          const unsigned int v1002 = v997 >> 6u;
+          const unsigned int v1003 = v1002 * 72u;
+          const unsigned int v1004 = v1003 + v999;
+          const unsigned int v1006 = v1004 + v990;  // kernels/gemm/gemm_tiles.hpp:368
+          const unsigned int v1009 = v1004 + v1008;  // kernels/gemm/gemm_tiles.hpp:369
+          const iron_f32x4 v3998 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1006);  // kernels/gemm/gemm_tiles.hpp:372
+          const float v1012 = v3998.v[0];
+          const float v1015 = v3998.v[1];
+          const float v1018 = v3998.v[2];
+          const float v1021 = v3998.v[3];
+          const iron_f32x4 v3999 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1009);  // kernels/gemm/gemm_tiles.hpp:373
+          const float v1024 = v3999.v[0];
+          const float v1027 = v3999.v[1];
+          const float v1030 = v3999.v[2];
+          const float v1033 = v3999.v[3];
+          const unsigned int v1036 = v986 + v1002;  // kernels/gemm/gemm_tiles.hpp:374
+          const unsigned int v1039 = v981 + v999;
+          const float v1040 = v992 ? v1024 : v1012;  // kernels/gemm/gemm_tiles.hpp:376
+          const float v1041 = v992 ? v1027 : v1015;
+          const float v1042 = v992 ? v1030 : v1018;
+          const float v1043 = v992 ? v1033 : v1021;
+          const float v1044 = v992 ? v1012 : v1024;  // kernels/gemm/gemm_tiles.hpp:379
+          const float v1045 = v992 ? v1015 : v1027;
+          const float v1046 = v992 ? v1018 : v1030;
+          const float v1047 = v992 ? v1021 : v1033;
+          const iron_bf16 v1051 = iron_f32_to_bf16(v1040);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1052 = v1036 * v3;
+          const unsigned int v1053 = v1052 + v81;
+          const iron_bf16 v1058 = iron_f32_to_bf16(v1041);
+          const iron_bf16 v1065 = iron_f32_to_bf16(v1042);
+          const iron_bf16 v1072 = iron_f32_to_bf16(v1043);
+          const iron_bf16 v1079 = iron_f32_to_bf16(v1044);
+          const iron_bf16 v1086 = iron_f32_to_bf16(v1045);
+          const iron_bf16 v1093 = iron_f32_to_bf16(v1046);
+          const iron_bf16 v1100 = iron_f32_to_bf16(v1047);
+          const unsigned int v4000 = v1039 + v1053;
+          *reinterpret_cast<iron_bf16x8*>(out + v4000) = iron_bf16x8{{v1051, v1058, v1065, v1072, v1079, v1086, v1093, v1100}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1108 = v141; v1108 < 4096u; v1108 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-          const unsigned int v1110 = v1108 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+        for (unsigned int v1108 = v141; v1108 < 4096u; v1108 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+          const unsigned int v1110 = v1108 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
           const unsigned int v1111 = v986 + v1110;
-          const unsigned int v1113 = v1108 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+          const unsigned int v1113 = v1108 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
           const unsigned int v1114 = v981 + v1113;
-          const bool v1115 = v1111 < v57;  // kernels/gemm/gemm_tiles.hpp:388
+          const bool v1115 = v1111 < v57;  // kernels/gemm/gemm_tiles.hpp:408
           const bool v1116 = v1114 < v12;
           const bool v1117 = v1115 && v1116;
           if (v1117) {
@@ -1349,7 +1349,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
     }
   } else {
     const unsigned int v2460 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72

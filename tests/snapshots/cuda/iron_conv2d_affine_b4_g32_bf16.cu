@@ -1919,81 +1919,81 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g32_bf16
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v1897 = v63 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+  const unsigned int v1897 = v63 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
   const bool v1898 = v1897 <= v44;
   const unsigned int v1900 = v67 + 128u;
   const bool v1901 = v1900 <= v4;
   const bool v1902 = v1898 && v1901;
   const bool v1903 = v1902 && v77;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-  for (unsigned int v1909 = 0u; v1909 < 4u; v1909 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-    const bool v1910 = v200 == v1909;  // kernels/gemm/gemm_tiles.hpp:442
+  for (unsigned int v1909 = 0u; v1909 < 4u; v1909 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+    const bool v1910 = v200 == v1909;  // kernels/gemm/gemm_tiles.hpp:462
     if (v1910) {
       iron_frag_store<false>(v210, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-    const unsigned int v1915 = v1909 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+    const unsigned int v1915 = v1909 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
     const unsigned int v1916 = v1915 << 6u;
     const unsigned int v1917 = v67 + v1916;
-    const unsigned int v1920 = v1909 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+    const unsigned int v1920 = v1909 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
     const unsigned int v1921 = v1920 << 6u;
     const unsigned int v1922 = v63 + v1921;
-    if (v1903) {  // kernels/gemm/gemm_tiles.hpp:424
-      const unsigned int v1926 = v125 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-      const bool v1928 = v1926 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-      const unsigned int v1950 = v1926 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+    if (v1903) {  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v1926 = v125 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      const bool v1928 = v1926 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v1944 = v1926 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
       #pragma unroll 1
-      for (unsigned int v1931 = v125; v1931 < 512u; v1931 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-        const unsigned int v1933 = v1931 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v1935 = v1933 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-        const unsigned int v1936 = v1922 + v1935;
-        const unsigned int v1938 = v1933 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-        const unsigned int v1939 = v1917 + v1938;
-        const unsigned int v1945 = v1935 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-        const unsigned int v1946 = v1945 + v1938;
-        const unsigned int v1948 = v1946 + v1926;  // kernels/gemm/gemm_tiles.hpp:360
-        const unsigned int v1951 = v1946 + v1950;  // kernels/gemm/gemm_tiles.hpp:361
-        const iron_f32x4 v5285 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1948);  // kernels/gemm/gemm_tiles.hpp:364
-        const float v1954 = v5285.v[0];
-        const float v1957 = v5285.v[1];
-        const float v1960 = v5285.v[2];
-        const float v1963 = v5285.v[3];
-        const iron_f32x4 v5286 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1951);  // kernels/gemm/gemm_tiles.hpp:365
-        const float v1966 = v5286.v[0];
-        const float v1969 = v5286.v[1];
-        const float v1972 = v5286.v[2];
-        const float v1975 = v5286.v[3];
-        const float v1976 = v1928 ? v1966 : v1954;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v1980 = iron_f32_to_bf16(v1976);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v1981 = v1936 * v4;
-        const unsigned int v1982 = v1981 + v68;
-        const float v1984 = v1928 ? v1969 : v1957;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v1988 = iron_f32_to_bf16(v1984);  // kernels/convolution/conv_tiles.hpp:124
-        const float v1992 = v1928 ? v1972 : v1960;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v1996 = iron_f32_to_bf16(v1992);  // kernels/convolution/conv_tiles.hpp:124
-        const float v2000 = v1928 ? v1975 : v1963;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v2004 = iron_f32_to_bf16(v2000);  // kernels/convolution/conv_tiles.hpp:124
-        const float v2008 = v1928 ? v1954 : v1966;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v2012 = iron_f32_to_bf16(v2008);  // kernels/convolution/conv_tiles.hpp:124
-        const float v2016 = v1928 ? v1957 : v1969;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v2020 = iron_f32_to_bf16(v2016);  // kernels/convolution/conv_tiles.hpp:124
-        const float v2024 = v1928 ? v1960 : v1972;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v2028 = iron_f32_to_bf16(v2024);  // kernels/convolution/conv_tiles.hpp:124
-        const float v2032 = v1928 ? v1963 : v1975;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v2036 = iron_f32_to_bf16(v2032);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v5287 = v1939 + v1982;
-        *reinterpret_cast<iron_bf16x8*>(out + v5287) = iron_bf16x8{{v1980, v1988, v1996, v2004, v2012, v2020, v2028, v2036}};
+      for (unsigned int v1931 = v125; v1931 < 512u; v1931 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+        const unsigned int v1933 = v1931 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v1935 = v1933 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v1938 = v1933 >> 6u;
+        const unsigned int v1939 = v1938 * 72u;
+        const unsigned int v1940 = v1939 + v1935;
+        const unsigned int v1942 = v1940 + v1926;  // kernels/gemm/gemm_tiles.hpp:368
+        const unsigned int v1945 = v1940 + v1944;  // kernels/gemm/gemm_tiles.hpp:369
+        const iron_f32x4 v5285 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1942);  // kernels/gemm/gemm_tiles.hpp:372
+        const float v1948 = v5285.v[0];
+        const float v1951 = v5285.v[1];
+        const float v1954 = v5285.v[2];
+        const float v1957 = v5285.v[3];
+        const iron_f32x4 v5286 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1945);  // kernels/gemm/gemm_tiles.hpp:373
+        const float v1960 = v5286.v[0];
+        const float v1963 = v5286.v[1];
+        const float v1966 = v5286.v[2];
+        const float v1969 = v5286.v[3];
+        const unsigned int v1972 = v1922 + v1938;  // kernels/gemm/gemm_tiles.hpp:374
+        const unsigned int v1975 = v1917 + v1935;
+        const float v1976 = v1928 ? v1960 : v1948;  // kernels/gemm/gemm_tiles.hpp:376
+        const float v1977 = v1928 ? v1963 : v1951;
+        const float v1978 = v1928 ? v1966 : v1954;
+        const float v1979 = v1928 ? v1969 : v1957;
+        const float v1980 = v1928 ? v1948 : v1960;  // kernels/gemm/gemm_tiles.hpp:379
+        const float v1981 = v1928 ? v1951 : v1963;
+        const float v1982 = v1928 ? v1954 : v1966;
+        const float v1983 = v1928 ? v1957 : v1969;
+        const iron_bf16 v1987 = iron_f32_to_bf16(v1976);  // kernels/convolution/conv_tiles.hpp:124
+        const unsigned int v1988 = v1972 * v4;
+        const unsigned int v1989 = v1988 + v68;
+        const iron_bf16 v1994 = iron_f32_to_bf16(v1977);
+        const iron_bf16 v2001 = iron_f32_to_bf16(v1978);
+        const iron_bf16 v2008 = iron_f32_to_bf16(v1979);
+        const iron_bf16 v2015 = iron_f32_to_bf16(v1980);
+        const iron_bf16 v2022 = iron_f32_to_bf16(v1981);
+        const iron_bf16 v2029 = iron_f32_to_bf16(v1982);
+        const iron_bf16 v2036 = iron_f32_to_bf16(v1983);
+        const unsigned int v5287 = v1975 + v1989;
+        *reinterpret_cast<iron_bf16x8*>(out + v5287) = iron_bf16x8{{v1987, v1994, v2001, v2008, v2015, v2022, v2029, v2036}};
       }
     } else {
       #pragma unroll 1
-      for (unsigned int v2044 = v125; v2044 < 4096u; v2044 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-        const unsigned int v2046 = v2044 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+      for (unsigned int v2044 = v125; v2044 < 4096u; v2044 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+        const unsigned int v2046 = v2044 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
         const unsigned int v2047 = v1922 + v2046;
-        const unsigned int v2049 = v2044 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v2049 = v2044 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
         const unsigned int v2050 = v1917 + v2049;
-        const bool v2051 = v2047 < v44;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v2051 = v2047 < v44;  // kernels/gemm/gemm_tiles.hpp:408
         const bool v2052 = v2050 < v4;
         const bool v2053 = v2051 && v2052;
         if (v2053) {
@@ -2008,6 +2008,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g32_bf16
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
   }
 }

@@ -1331,81 +1331,81 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:442
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:462
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:424
-        const unsigned int v993 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-        const bool v995 = v993 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-        const unsigned int v1017 = v993 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:444
+        const unsigned int v993 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+        const bool v995 = v993 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+        const unsigned int v1011 = v993 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
         #pragma unroll 1
-        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-          const unsigned int v1003 = v989 + v1002;
-          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-          const unsigned int v1006 = v984 + v1005;
-          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-          const unsigned int v1013 = v1012 + v1005;
-          const unsigned int v1015 = v1013 + v993;  // kernels/gemm/gemm_tiles.hpp:360
-          const unsigned int v1018 = v1013 + v1017;  // kernels/gemm/gemm_tiles.hpp:361
-          const iron_f32x4 v4005 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1015);  // kernels/gemm/gemm_tiles.hpp:364
-          const float v1021 = v4005.v[0];
-          const float v1024 = v4005.v[1];
-          const float v1027 = v4005.v[2];
-          const float v1030 = v4005.v[3];
-          const iron_f32x4 v4006 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1018);  // kernels/gemm/gemm_tiles.hpp:365
-          const float v1033 = v4006.v[0];
-          const float v1036 = v4006.v[1];
-          const float v1039 = v4006.v[2];
-          const float v1042 = v4006.v[3];
-          const float v1043 = v995 ? v1033 : v1021;  // kernels/gemm/gemm_tiles.hpp:367
-          const iron_bf16 v1047 = iron_f32_to_bf16(v1043);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1048 = v1003 * v4;
-          const unsigned int v1049 = v1048 + v84;
-          const float v1051 = v995 ? v1036 : v1024;  // kernels/gemm/gemm_tiles.hpp:367
-          const iron_bf16 v1055 = iron_f32_to_bf16(v1051);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1059 = v995 ? v1039 : v1027;  // kernels/gemm/gemm_tiles.hpp:367
-          const iron_bf16 v1063 = iron_f32_to_bf16(v1059);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1067 = v995 ? v1042 : v1030;  // kernels/gemm/gemm_tiles.hpp:367
-          const iron_bf16 v1071 = iron_f32_to_bf16(v1067);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1075 = v995 ? v1021 : v1033;  // kernels/gemm/gemm_tiles.hpp:370
-          const iron_bf16 v1079 = iron_f32_to_bf16(v1075);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1083 = v995 ? v1024 : v1036;  // kernels/gemm/gemm_tiles.hpp:370
-          const iron_bf16 v1087 = iron_f32_to_bf16(v1083);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1091 = v995 ? v1027 : v1039;  // kernels/gemm/gemm_tiles.hpp:370
-          const iron_bf16 v1095 = iron_f32_to_bf16(v1091);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1099 = v995 ? v1030 : v1042;  // kernels/gemm/gemm_tiles.hpp:370
-          const iron_bf16 v1103 = iron_f32_to_bf16(v1099);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4007 = v1006 + v1049;
-          *reinterpret_cast<iron_bf16x8*>(out + v4007) = iron_bf16x8{{v1047, v1055, v1063, v1071, v1079, v1087, v1095, v1103}};
+        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1002 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+          const unsigned int v1005 = v1000 >> 6u;
+          const unsigned int v1006 = v1005 * 72u;
+          const unsigned int v1007 = v1006 + v1002;
+          const unsigned int v1009 = v1007 + v993;  // kernels/gemm/gemm_tiles.hpp:368
+          const unsigned int v1012 = v1007 + v1011;  // kernels/gemm/gemm_tiles.hpp:369
+          const iron_f32x4 v4005 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1009);  // kernels/gemm/gemm_tiles.hpp:372
+          const float v1015 = v4005.v[0];
+          const float v1018 = v4005.v[1];
+          const float v1021 = v4005.v[2];
+          const float v1024 = v4005.v[3];
+          const iron_f32x4 v4006 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1012);  // kernels/gemm/gemm_tiles.hpp:373
+          const float v1027 = v4006.v[0];
+          const float v1030 = v4006.v[1];
+          const float v1033 = v4006.v[2];
+          const float v1036 = v4006.v[3];
+          const unsigned int v1039 = v989 + v1005;  // kernels/gemm/gemm_tiles.hpp:374
+          const unsigned int v1042 = v984 + v1002;
+          const float v1043 = v995 ? v1027 : v1015;  // kernels/gemm/gemm_tiles.hpp:376
+          const float v1044 = v995 ? v1030 : v1018;
+          const float v1045 = v995 ? v1033 : v1021;
+          const float v1046 = v995 ? v1036 : v1024;
+          const float v1047 = v995 ? v1015 : v1027;  // kernels/gemm/gemm_tiles.hpp:379
+          const float v1048 = v995 ? v1018 : v1030;
+          const float v1049 = v995 ? v1021 : v1033;
+          const float v1050 = v995 ? v1024 : v1036;
+          const iron_bf16 v1054 = iron_f32_to_bf16(v1043);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1055 = v1039 * v4;
+          const unsigned int v1056 = v1055 + v84;
+          const iron_bf16 v1061 = iron_f32_to_bf16(v1044);
+          const iron_bf16 v1068 = iron_f32_to_bf16(v1045);
+          const iron_bf16 v1075 = iron_f32_to_bf16(v1046);
+          const iron_bf16 v1082 = iron_f32_to_bf16(v1047);
+          const iron_bf16 v1089 = iron_f32_to_bf16(v1048);
+          const iron_bf16 v1096 = iron_f32_to_bf16(v1049);
+          const iron_bf16 v1103 = iron_f32_to_bf16(v1050);
+          const unsigned int v4007 = v1042 + v1056;
+          *reinterpret_cast<iron_bf16x8*>(out + v4007) = iron_bf16x8{{v1054, v1061, v1068, v1075, v1082, v1089, v1096, v1103}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1111 = v144; v1111 < 4096u; v1111 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-          const unsigned int v1113 = v1111 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+        for (unsigned int v1111 = v144; v1111 < 4096u; v1111 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+          const unsigned int v1113 = v1111 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
           const unsigned int v1114 = v989 + v1113;
-          const unsigned int v1116 = v1111 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+          const unsigned int v1116 = v1111 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
           const unsigned int v1117 = v984 + v1116;
-          const bool v1118 = v1114 < v60;  // kernels/gemm/gemm_tiles.hpp:388
+          const bool v1118 = v1114 < v60;  // kernels/gemm/gemm_tiles.hpp:408
           const bool v1119 = v1117 < v15;
           const bool v1120 = v1118 && v1119;
           if (v1120) {
@@ -1420,7 +1420,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
     }
   } else {
     const unsigned int v2463 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72

@@ -1333,107 +1333,107 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:442
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:462
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:424
-        const unsigned int v993 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-        const bool v995 = v993 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-        const unsigned int v1017 = v993 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:444
+        const unsigned int v993 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+        const bool v995 = v993 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+        const unsigned int v1011 = v993 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
         #pragma unroll 1
-        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-          const unsigned int v1003 = v989 + v1002;
-          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-          const unsigned int v1006 = v984 + v1005;
-          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-          const unsigned int v1013 = v1012 + v1005;
-          const unsigned int v1015 = v1013 + v993;  // kernels/gemm/gemm_tiles.hpp:360
-          const unsigned int v1018 = v1013 + v1017;  // kernels/gemm/gemm_tiles.hpp:361
-          const iron_f32x4 v4107 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1015);  // kernels/gemm/gemm_tiles.hpp:364
-          const float v1021 = v4107.v[0];
-          const float v1024 = v4107.v[1];
-          const float v1027 = v4107.v[2];
-          const float v1030 = v4107.v[3];
-          const iron_f32x4 v4108 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1018);  // kernels/gemm/gemm_tiles.hpp:365
-          const float v1033 = v4108.v[0];
-          const float v1036 = v4108.v[1];
-          const float v1039 = v4108.v[2];
-          const float v1042 = v4108.v[3];
-          const float v1043 = v995 ? v1033 : v1021;  // kernels/gemm/gemm_tiles.hpp:367
-          const unsigned int v1046 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4110 = *reinterpret_cast<const iron_bf16x8*>(bias + v1046);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1047 = v4110.v[0];
-          const iron_bf16 v1058 = v4110.v[1];
-          const iron_bf16 v1069 = v4110.v[2];
-          const iron_bf16 v1080 = v4110.v[3];
-          const iron_bf16 v1091 = v4110.v[4];
-          const iron_bf16 v1102 = v4110.v[5];
-          const iron_bf16 v1113 = v4110.v[6];
+        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1002 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+          const unsigned int v1005 = v1000 >> 6u;
+          const unsigned int v1006 = v1005 * 72u;
+          const unsigned int v1007 = v1006 + v1002;
+          const unsigned int v1009 = v1007 + v993;  // kernels/gemm/gemm_tiles.hpp:368
+          const unsigned int v1012 = v1007 + v1011;  // kernels/gemm/gemm_tiles.hpp:369
+          const iron_f32x4 v4107 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1009);  // kernels/gemm/gemm_tiles.hpp:372
+          const float v1015 = v4107.v[0];
+          const float v1018 = v4107.v[1];
+          const float v1021 = v4107.v[2];
+          const float v1024 = v4107.v[3];
+          const iron_f32x4 v4108 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1012);  // kernels/gemm/gemm_tiles.hpp:373
+          const float v1027 = v4108.v[0];
+          const float v1030 = v4108.v[1];
+          const float v1033 = v4108.v[2];
+          const float v1036 = v4108.v[3];
+          const unsigned int v1039 = v989 + v1005;  // kernels/gemm/gemm_tiles.hpp:374
+          const unsigned int v1042 = v984 + v1002;
+          const float v1043 = v995 ? v1027 : v1015;  // kernels/gemm/gemm_tiles.hpp:376
+          const float v1044 = v995 ? v1030 : v1018;
+          const float v1045 = v995 ? v1033 : v1021;
+          const float v1046 = v995 ? v1036 : v1024;
+          const float v1047 = v995 ? v1015 : v1027;  // kernels/gemm/gemm_tiles.hpp:379
+          const float v1048 = v995 ? v1018 : v1030;
+          const float v1049 = v995 ? v1021 : v1033;
+          const float v1050 = v995 ? v1024 : v1036;
+          const unsigned int v1053 = v84 + v1042;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16x8 v4110 = *reinterpret_cast<const iron_bf16x8*>(bias + v1053);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1054 = v4110.v[0];
+          const iron_bf16 v1064 = v4110.v[1];
+          const iron_bf16 v1074 = v4110.v[2];
+          const iron_bf16 v1084 = v4110.v[3];
+          const iron_bf16 v1094 = v4110.v[4];
+          const iron_bf16 v1104 = v4110.v[5];
+          const iron_bf16 v1114 = v4110.v[6];
           const iron_bf16 v1124 = v4110.v[7];
-          const float v1048 = iron_to_f32(v1047);
-          const float v1049 = v1043 + v1048;
-          const iron_bf16 v1050 = iron_f32_to_bf16(v1049);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1051 = v1003 * v4;
-          const unsigned int v1052 = v1051 + v84;
-          const float v1054 = v995 ? v1036 : v1024;  // kernels/gemm/gemm_tiles.hpp:367
-          const float v1059 = iron_to_f32(v1058);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1060 = v1054 + v1059;
-          const iron_bf16 v1061 = iron_f32_to_bf16(v1060);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1065 = v995 ? v1039 : v1027;  // kernels/gemm/gemm_tiles.hpp:367
-          const float v1070 = iron_to_f32(v1069);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1071 = v1065 + v1070;
-          const iron_bf16 v1072 = iron_f32_to_bf16(v1071);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1076 = v995 ? v1042 : v1030;  // kernels/gemm/gemm_tiles.hpp:367
-          const float v1081 = iron_to_f32(v1080);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1082 = v1076 + v1081;
-          const iron_bf16 v1083 = iron_f32_to_bf16(v1082);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1087 = v995 ? v1021 : v1033;  // kernels/gemm/gemm_tiles.hpp:370
-          const float v1092 = iron_to_f32(v1091);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1093 = v1087 + v1092;
-          const iron_bf16 v1094 = iron_f32_to_bf16(v1093);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1098 = v995 ? v1024 : v1036;  // kernels/gemm/gemm_tiles.hpp:370
-          const float v1103 = iron_to_f32(v1102);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1104 = v1098 + v1103;
-          const iron_bf16 v1105 = iron_f32_to_bf16(v1104);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1109 = v995 ? v1027 : v1039;  // kernels/gemm/gemm_tiles.hpp:370
-          const float v1114 = iron_to_f32(v1113);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1115 = v1109 + v1114;
-          const iron_bf16 v1116 = iron_f32_to_bf16(v1115);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1120 = v995 ? v1030 : v1042;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1055 = iron_to_f32(v1054);
+          const float v1056 = v1043 + v1055;
+          const iron_bf16 v1057 = iron_f32_to_bf16(v1056);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1058 = v1039 * v4;
+          const unsigned int v1059 = v1058 + v84;
+          const float v1065 = iron_to_f32(v1064);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1066 = v1044 + v1065;
+          const iron_bf16 v1067 = iron_f32_to_bf16(v1066);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1075 = iron_to_f32(v1074);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1076 = v1045 + v1075;
+          const iron_bf16 v1077 = iron_f32_to_bf16(v1076);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1085 = iron_to_f32(v1084);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1086 = v1046 + v1085;
+          const iron_bf16 v1087 = iron_f32_to_bf16(v1086);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1095 = iron_to_f32(v1094);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1096 = v1047 + v1095;
+          const iron_bf16 v1097 = iron_f32_to_bf16(v1096);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1105 = iron_to_f32(v1104);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1106 = v1048 + v1105;
+          const iron_bf16 v1107 = iron_f32_to_bf16(v1106);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1115 = iron_to_f32(v1114);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1116 = v1049 + v1115;
+          const iron_bf16 v1117 = iron_f32_to_bf16(v1116);  // kernels/convolution/conv_tiles.hpp:124
           const float v1125 = iron_to_f32(v1124);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1126 = v1120 + v1125;
+          const float v1126 = v1050 + v1125;
           const iron_bf16 v1127 = iron_f32_to_bf16(v1126);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4111 = v1006 + v1052;
-          *reinterpret_cast<iron_bf16x8*>(out + v4111) = iron_bf16x8{{v1050, v1061, v1072, v1083, v1094, v1105, v1116, v1127}};
+          const unsigned int v4111 = v1042 + v1059;
+          *reinterpret_cast<iron_bf16x8*>(out + v4111) = iron_bf16x8{{v1057, v1067, v1077, v1087, v1097, v1107, v1117, v1127}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1135 = v144; v1135 < 4096u; v1135 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-          const unsigned int v1137 = v1135 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+        for (unsigned int v1135 = v144; v1135 < 4096u; v1135 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+          const unsigned int v1137 = v1135 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
           const unsigned int v1138 = v989 + v1137;
-          const unsigned int v1140 = v1135 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+          const unsigned int v1140 = v1135 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
           const unsigned int v1141 = v984 + v1140;
-          const bool v1142 = v1138 < v60;  // kernels/gemm/gemm_tiles.hpp:388
+          const bool v1142 = v1138 < v60;  // kernels/gemm/gemm_tiles.hpp:408
           const bool v1143 = v1141 < v15;
           const bool v1144 = v1142 && v1143;
           if (v1144) {
@@ -1452,7 +1452,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
     }
   } else {
     const unsigned int v2517 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72

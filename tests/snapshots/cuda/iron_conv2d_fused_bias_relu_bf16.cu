@@ -1333,115 +1333,115 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:442
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:462
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:424
-        const unsigned int v993 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-        const bool v995 = v993 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-        const unsigned int v1017 = v993 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:444
+        const unsigned int v993 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+        const bool v995 = v993 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+        const unsigned int v1011 = v993 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
         #pragma unroll 1
-        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-          const unsigned int v1003 = v989 + v1002;
-          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-          const unsigned int v1006 = v984 + v1005;
-          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-          const unsigned int v1013 = v1012 + v1005;
-          const unsigned int v1015 = v1013 + v993;  // kernels/gemm/gemm_tiles.hpp:360
-          const unsigned int v1018 = v1013 + v1017;  // kernels/gemm/gemm_tiles.hpp:361
-          const iron_f32x4 v4175 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1015);  // kernels/gemm/gemm_tiles.hpp:364
-          const float v1021 = v4175.v[0];
-          const float v1024 = v4175.v[1];
-          const float v1027 = v4175.v[2];
-          const float v1030 = v4175.v[3];
-          const iron_f32x4 v4176 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1018);  // kernels/gemm/gemm_tiles.hpp:365
-          const float v1033 = v4176.v[0];
-          const float v1036 = v4176.v[1];
-          const float v1039 = v4176.v[2];
-          const float v1042 = v4176.v[3];
-          const float v1043 = v995 ? v1033 : v1021;  // kernels/gemm/gemm_tiles.hpp:367
-          const unsigned int v1046 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4178 = *reinterpret_cast<const iron_bf16x8*>(bias + v1046);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1047 = v4178.v[0];
-          const iron_bf16 v1060 = v4178.v[1];
-          const iron_bf16 v1073 = v4178.v[2];
-          const iron_bf16 v1086 = v4178.v[3];
-          const iron_bf16 v1099 = v4178.v[4];
-          const iron_bf16 v1112 = v4178.v[5];
-          const iron_bf16 v1125 = v4178.v[6];
+        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1002 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+          const unsigned int v1005 = v1000 >> 6u;
+          const unsigned int v1006 = v1005 * 72u;
+          const unsigned int v1007 = v1006 + v1002;
+          const unsigned int v1009 = v1007 + v993;  // kernels/gemm/gemm_tiles.hpp:368
+          const unsigned int v1012 = v1007 + v1011;  // kernels/gemm/gemm_tiles.hpp:369
+          const iron_f32x4 v4175 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1009);  // kernels/gemm/gemm_tiles.hpp:372
+          const float v1015 = v4175.v[0];
+          const float v1018 = v4175.v[1];
+          const float v1021 = v4175.v[2];
+          const float v1024 = v4175.v[3];
+          const iron_f32x4 v4176 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1012);  // kernels/gemm/gemm_tiles.hpp:373
+          const float v1027 = v4176.v[0];
+          const float v1030 = v4176.v[1];
+          const float v1033 = v4176.v[2];
+          const float v1036 = v4176.v[3];
+          const unsigned int v1039 = v989 + v1005;  // kernels/gemm/gemm_tiles.hpp:374
+          const unsigned int v1042 = v984 + v1002;
+          const float v1043 = v995 ? v1027 : v1015;  // kernels/gemm/gemm_tiles.hpp:376
+          const float v1044 = v995 ? v1030 : v1018;
+          const float v1045 = v995 ? v1033 : v1021;
+          const float v1046 = v995 ? v1036 : v1024;
+          const float v1047 = v995 ? v1015 : v1027;  // kernels/gemm/gemm_tiles.hpp:379
+          const float v1048 = v995 ? v1018 : v1030;
+          const float v1049 = v995 ? v1021 : v1033;
+          const float v1050 = v995 ? v1024 : v1036;
+          const unsigned int v1053 = v84 + v1042;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16x8 v4178 = *reinterpret_cast<const iron_bf16x8*>(bias + v1053);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1054 = v4178.v[0];
+          const iron_bf16 v1066 = v4178.v[1];
+          const iron_bf16 v1078 = v4178.v[2];
+          const iron_bf16 v1090 = v4178.v[3];
+          const iron_bf16 v1102 = v4178.v[4];
+          const iron_bf16 v1114 = v4178.v[5];
+          const iron_bf16 v1126 = v4178.v[6];
           const iron_bf16 v1138 = v4178.v[7];
-          const float v1048 = iron_to_f32(v1047);
-          const float v1049 = v1043 + v1048;
-          const float v1051 = fmaxf(v1049, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1052 = iron_f32_to_bf16(v1051);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1053 = v1003 * v4;
-          const unsigned int v1054 = v1053 + v84;
-          const float v1056 = v995 ? v1036 : v1024;  // kernels/gemm/gemm_tiles.hpp:367
-          const float v1061 = iron_to_f32(v1060);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1062 = v1056 + v1061;
-          const float v1064 = fmaxf(v1062, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1065 = iron_f32_to_bf16(v1064);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1069 = v995 ? v1039 : v1027;  // kernels/gemm/gemm_tiles.hpp:367
-          const float v1074 = iron_to_f32(v1073);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1075 = v1069 + v1074;
-          const float v1077 = fmaxf(v1075, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1078 = iron_f32_to_bf16(v1077);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1082 = v995 ? v1042 : v1030;  // kernels/gemm/gemm_tiles.hpp:367
-          const float v1087 = iron_to_f32(v1086);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1088 = v1082 + v1087;
-          const float v1090 = fmaxf(v1088, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1091 = iron_f32_to_bf16(v1090);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1095 = v995 ? v1021 : v1033;  // kernels/gemm/gemm_tiles.hpp:370
-          const float v1100 = iron_to_f32(v1099);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1101 = v1095 + v1100;
-          const float v1103 = fmaxf(v1101, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1104 = iron_f32_to_bf16(v1103);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1108 = v995 ? v1024 : v1036;  // kernels/gemm/gemm_tiles.hpp:370
-          const float v1113 = iron_to_f32(v1112);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1114 = v1108 + v1113;
-          const float v1116 = fmaxf(v1114, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1117 = iron_f32_to_bf16(v1116);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1121 = v995 ? v1027 : v1039;  // kernels/gemm/gemm_tiles.hpp:370
-          const float v1126 = iron_to_f32(v1125);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1127 = v1121 + v1126;
-          const float v1129 = fmaxf(v1127, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1130 = iron_f32_to_bf16(v1129);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1134 = v995 ? v1030 : v1042;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1055 = iron_to_f32(v1054);
+          const float v1056 = v1043 + v1055;
+          const float v1058 = fmaxf(v1056, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1059 = iron_f32_to_bf16(v1058);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1060 = v1039 * v4;
+          const unsigned int v1061 = v1060 + v84;
+          const float v1067 = iron_to_f32(v1066);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1068 = v1044 + v1067;
+          const float v1070 = fmaxf(v1068, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1071 = iron_f32_to_bf16(v1070);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1079 = iron_to_f32(v1078);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1080 = v1045 + v1079;
+          const float v1082 = fmaxf(v1080, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1083 = iron_f32_to_bf16(v1082);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1091 = iron_to_f32(v1090);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1092 = v1046 + v1091;
+          const float v1094 = fmaxf(v1092, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1095 = iron_f32_to_bf16(v1094);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1103 = iron_to_f32(v1102);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1104 = v1047 + v1103;
+          const float v1106 = fmaxf(v1104, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1107 = iron_f32_to_bf16(v1106);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1115 = iron_to_f32(v1114);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1116 = v1048 + v1115;
+          const float v1118 = fmaxf(v1116, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1119 = iron_f32_to_bf16(v1118);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1127 = iron_to_f32(v1126);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1128 = v1049 + v1127;
+          const float v1130 = fmaxf(v1128, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1131 = iron_f32_to_bf16(v1130);  // kernels/convolution/conv_tiles.hpp:124
           const float v1139 = iron_to_f32(v1138);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1140 = v1134 + v1139;
+          const float v1140 = v1050 + v1139;
           const float v1142 = fmaxf(v1140, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
           const iron_bf16 v1143 = iron_f32_to_bf16(v1142);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4179 = v1006 + v1054;
-          *reinterpret_cast<iron_bf16x8*>(out + v4179) = iron_bf16x8{{v1052, v1065, v1078, v1091, v1104, v1117, v1130, v1143}};
+          const unsigned int v4179 = v1042 + v1061;
+          *reinterpret_cast<iron_bf16x8*>(out + v4179) = iron_bf16x8{{v1059, v1071, v1083, v1095, v1107, v1119, v1131, v1143}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1151 = v144; v1151 < 4096u; v1151 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-          const unsigned int v1153 = v1151 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+        for (unsigned int v1151 = v144; v1151 < 4096u; v1151 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+          const unsigned int v1153 = v1151 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
           const unsigned int v1154 = v989 + v1153;
-          const unsigned int v1156 = v1151 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+          const unsigned int v1156 = v1151 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
           const unsigned int v1157 = v984 + v1156;
-          const bool v1158 = v1154 < v60;  // kernels/gemm/gemm_tiles.hpp:388
+          const bool v1158 = v1154 < v60;  // kernels/gemm/gemm_tiles.hpp:408
           const bool v1159 = v1157 < v15;
           const bool v1160 = v1158 && v1159;
           if (v1160) {
@@ -1461,7 +1461,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
     }
   } else {
     const unsigned int v2553 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72

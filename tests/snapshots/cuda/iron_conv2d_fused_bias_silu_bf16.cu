@@ -1349,147 +1349,147 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:442
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:462
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:424
-        const unsigned int v993 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-        const bool v995 = v993 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-        const unsigned int v1017 = v993 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:444
+        const unsigned int v993 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+        const bool v995 = v993 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+        const unsigned int v1011 = v993 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
         #pragma unroll 1
-        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-          const unsigned int v1003 = v989 + v1002;
-          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-          const unsigned int v1006 = v984 + v1005;
-          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-          const unsigned int v1013 = v1012 + v1005;
-          const unsigned int v1015 = v1013 + v993;  // kernels/gemm/gemm_tiles.hpp:360
-          const unsigned int v1018 = v1013 + v1017;  // kernels/gemm/gemm_tiles.hpp:361
-          const iron_f32x4 v4345 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1015);  // kernels/gemm/gemm_tiles.hpp:364
-          const float v1021 = v4345.v[0];
-          const float v1024 = v4345.v[1];
-          const float v1027 = v4345.v[2];
-          const float v1030 = v4345.v[3];
-          const iron_f32x4 v4346 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1018);  // kernels/gemm/gemm_tiles.hpp:365
-          const float v1033 = v4346.v[0];
-          const float v1036 = v4346.v[1];
-          const float v1039 = v4346.v[2];
-          const float v1042 = v4346.v[3];
-          const float v1043 = v995 ? v1033 : v1021;  // kernels/gemm/gemm_tiles.hpp:367
-          const unsigned int v1046 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4348 = *reinterpret_cast<const iron_bf16x8*>(bias + v1046);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1047 = v4348.v[0];
-          const iron_bf16 v1065 = v4348.v[1];
-          const iron_bf16 v1083 = v4348.v[2];
-          const iron_bf16 v1101 = v4348.v[3];
-          const iron_bf16 v1119 = v4348.v[4];
-          const iron_bf16 v1137 = v4348.v[5];
-          const iron_bf16 v1155 = v4348.v[6];
+        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1002 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+          const unsigned int v1005 = v1000 >> 6u;
+          const unsigned int v1006 = v1005 * 72u;
+          const unsigned int v1007 = v1006 + v1002;
+          const unsigned int v1009 = v1007 + v993;  // kernels/gemm/gemm_tiles.hpp:368
+          const unsigned int v1012 = v1007 + v1011;  // kernels/gemm/gemm_tiles.hpp:369
+          const iron_f32x4 v4345 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1009);  // kernels/gemm/gemm_tiles.hpp:372
+          const float v1015 = v4345.v[0];
+          const float v1018 = v4345.v[1];
+          const float v1021 = v4345.v[2];
+          const float v1024 = v4345.v[3];
+          const iron_f32x4 v4346 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1012);  // kernels/gemm/gemm_tiles.hpp:373
+          const float v1027 = v4346.v[0];
+          const float v1030 = v4346.v[1];
+          const float v1033 = v4346.v[2];
+          const float v1036 = v4346.v[3];
+          const unsigned int v1039 = v989 + v1005;  // kernels/gemm/gemm_tiles.hpp:374
+          const unsigned int v1042 = v984 + v1002;
+          const float v1043 = v995 ? v1027 : v1015;  // kernels/gemm/gemm_tiles.hpp:376
+          const float v1044 = v995 ? v1030 : v1018;
+          const float v1045 = v995 ? v1033 : v1021;
+          const float v1046 = v995 ? v1036 : v1024;
+          const float v1047 = v995 ? v1015 : v1027;  // kernels/gemm/gemm_tiles.hpp:379
+          const float v1048 = v995 ? v1018 : v1030;
+          const float v1049 = v995 ? v1021 : v1033;
+          const float v1050 = v995 ? v1024 : v1036;
+          const unsigned int v1053 = v84 + v1042;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16x8 v4348 = *reinterpret_cast<const iron_bf16x8*>(bias + v1053);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1054 = v4348.v[0];
+          const iron_bf16 v1071 = v4348.v[1];
+          const iron_bf16 v1088 = v4348.v[2];
+          const iron_bf16 v1105 = v4348.v[3];
+          const iron_bf16 v1122 = v4348.v[4];
+          const iron_bf16 v1139 = v4348.v[5];
+          const iron_bf16 v1156 = v4348.v[6];
           const iron_bf16 v1173 = v4348.v[7];
-          const float v1048 = iron_to_f32(v1047);
-          const float v1049 = v1043 + v1048;
-          const float v1051 = v1049 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1052 = iron_exp2_approx(v1051);
-          const float v1054 = 1.0f + v1052;
-          const float v1055 = iron_recip_approx(v1054);
-          const float v1056 = v1049 * v1055;
-          const iron_bf16 v1057 = iron_f32_to_bf16(v1056);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1058 = v1003 * v4;
-          const unsigned int v1059 = v1058 + v84;
-          const float v1061 = v995 ? v1036 : v1024;  // kernels/gemm/gemm_tiles.hpp:367
-          const float v1066 = iron_to_f32(v1065);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1067 = v1061 + v1066;
-          const float v1069 = v1067 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1070 = iron_exp2_approx(v1069);
-          const float v1072 = 1.0f + v1070;
-          const float v1073 = iron_recip_approx(v1072);
-          const float v1074 = v1067 * v1073;
-          const iron_bf16 v1075 = iron_f32_to_bf16(v1074);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1079 = v995 ? v1039 : v1027;  // kernels/gemm/gemm_tiles.hpp:367
-          const float v1084 = iron_to_f32(v1083);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1085 = v1079 + v1084;
-          const float v1087 = v1085 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1088 = iron_exp2_approx(v1087);
-          const float v1090 = 1.0f + v1088;
-          const float v1091 = iron_recip_approx(v1090);
-          const float v1092 = v1085 * v1091;
-          const iron_bf16 v1093 = iron_f32_to_bf16(v1092);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1097 = v995 ? v1042 : v1030;  // kernels/gemm/gemm_tiles.hpp:367
-          const float v1102 = iron_to_f32(v1101);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1103 = v1097 + v1102;
-          const float v1105 = v1103 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1106 = iron_exp2_approx(v1105);
-          const float v1108 = 1.0f + v1106;
-          const float v1109 = iron_recip_approx(v1108);
-          const float v1110 = v1103 * v1109;
-          const iron_bf16 v1111 = iron_f32_to_bf16(v1110);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1115 = v995 ? v1021 : v1033;  // kernels/gemm/gemm_tiles.hpp:370
-          const float v1120 = iron_to_f32(v1119);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1121 = v1115 + v1120;
-          const float v1123 = v1121 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1124 = iron_exp2_approx(v1123);
-          const float v1126 = 1.0f + v1124;
-          const float v1127 = iron_recip_approx(v1126);
-          const float v1128 = v1121 * v1127;
-          const iron_bf16 v1129 = iron_f32_to_bf16(v1128);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1133 = v995 ? v1024 : v1036;  // kernels/gemm/gemm_tiles.hpp:370
-          const float v1138 = iron_to_f32(v1137);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1139 = v1133 + v1138;
-          const float v1141 = v1139 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1142 = iron_exp2_approx(v1141);
-          const float v1144 = 1.0f + v1142;
-          const float v1145 = iron_recip_approx(v1144);
-          const float v1146 = v1139 * v1145;
-          const iron_bf16 v1147 = iron_f32_to_bf16(v1146);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1151 = v995 ? v1027 : v1039;  // kernels/gemm/gemm_tiles.hpp:370
-          const float v1156 = iron_to_f32(v1155);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1157 = v1151 + v1156;
-          const float v1159 = v1157 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1160 = iron_exp2_approx(v1159);
-          const float v1162 = 1.0f + v1160;
-          const float v1163 = iron_recip_approx(v1162);
-          const float v1164 = v1157 * v1163;
-          const iron_bf16 v1165 = iron_f32_to_bf16(v1164);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1169 = v995 ? v1030 : v1042;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1055 = iron_to_f32(v1054);
+          const float v1056 = v1043 + v1055;
+          const float v1058 = v1056 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1059 = iron_exp2_approx(v1058);
+          const float v1061 = 1.0f + v1059;
+          const float v1062 = iron_recip_approx(v1061);
+          const float v1063 = v1056 * v1062;
+          const iron_bf16 v1064 = iron_f32_to_bf16(v1063);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1065 = v1039 * v4;
+          const unsigned int v1066 = v1065 + v84;
+          const float v1072 = iron_to_f32(v1071);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1073 = v1044 + v1072;
+          const float v1075 = v1073 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1076 = iron_exp2_approx(v1075);
+          const float v1078 = 1.0f + v1076;
+          const float v1079 = iron_recip_approx(v1078);
+          const float v1080 = v1073 * v1079;
+          const iron_bf16 v1081 = iron_f32_to_bf16(v1080);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1089 = iron_to_f32(v1088);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1090 = v1045 + v1089;
+          const float v1092 = v1090 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1093 = iron_exp2_approx(v1092);
+          const float v1095 = 1.0f + v1093;
+          const float v1096 = iron_recip_approx(v1095);
+          const float v1097 = v1090 * v1096;
+          const iron_bf16 v1098 = iron_f32_to_bf16(v1097);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1106 = iron_to_f32(v1105);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1107 = v1046 + v1106;
+          const float v1109 = v1107 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1110 = iron_exp2_approx(v1109);
+          const float v1112 = 1.0f + v1110;
+          const float v1113 = iron_recip_approx(v1112);
+          const float v1114 = v1107 * v1113;
+          const iron_bf16 v1115 = iron_f32_to_bf16(v1114);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1123 = iron_to_f32(v1122);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1124 = v1047 + v1123;
+          const float v1126 = v1124 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1127 = iron_exp2_approx(v1126);
+          const float v1129 = 1.0f + v1127;
+          const float v1130 = iron_recip_approx(v1129);
+          const float v1131 = v1124 * v1130;
+          const iron_bf16 v1132 = iron_f32_to_bf16(v1131);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1140 = iron_to_f32(v1139);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1141 = v1048 + v1140;
+          const float v1143 = v1141 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1144 = iron_exp2_approx(v1143);
+          const float v1146 = 1.0f + v1144;
+          const float v1147 = iron_recip_approx(v1146);
+          const float v1148 = v1141 * v1147;
+          const iron_bf16 v1149 = iron_f32_to_bf16(v1148);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1157 = iron_to_f32(v1156);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1158 = v1049 + v1157;
+          const float v1160 = v1158 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1161 = iron_exp2_approx(v1160);
+          const float v1163 = 1.0f + v1161;
+          const float v1164 = iron_recip_approx(v1163);
+          const float v1165 = v1158 * v1164;
+          const iron_bf16 v1166 = iron_f32_to_bf16(v1165);  // kernels/convolution/conv_tiles.hpp:124
           const float v1174 = iron_to_f32(v1173);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1175 = v1169 + v1174;
+          const float v1175 = v1050 + v1174;
           const float v1177 = v1175 * (-1.442695f);  // kernels/primitives/activation.hpp:28
           const float v1178 = iron_exp2_approx(v1177);
           const float v1180 = 1.0f + v1178;
           const float v1181 = iron_recip_approx(v1180);
           const float v1182 = v1175 * v1181;
           const iron_bf16 v1183 = iron_f32_to_bf16(v1182);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4349 = v1006 + v1059;
-          *reinterpret_cast<iron_bf16x8*>(out + v4349) = iron_bf16x8{{v1057, v1075, v1093, v1111, v1129, v1147, v1165, v1183}};
+          const unsigned int v4349 = v1042 + v1066;
+          *reinterpret_cast<iron_bf16x8*>(out + v4349) = iron_bf16x8{{v1064, v1081, v1098, v1115, v1132, v1149, v1166, v1183}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1191 = v144; v1191 < 4096u; v1191 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-          const unsigned int v1193 = v1191 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+        for (unsigned int v1191 = v144; v1191 < 4096u; v1191 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+          const unsigned int v1193 = v1191 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
           const unsigned int v1194 = v989 + v1193;
-          const unsigned int v1196 = v1191 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+          const unsigned int v1196 = v1191 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
           const unsigned int v1197 = v984 + v1196;
-          const bool v1198 = v1194 < v60;  // kernels/gemm/gemm_tiles.hpp:388
+          const bool v1198 = v1194 < v60;  // kernels/gemm/gemm_tiles.hpp:408
           const bool v1199 = v1197 < v15;
           const bool v1200 = v1198 && v1199;
           if (v1200) {
@@ -1513,7 +1513,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
     }
   } else {
     const unsigned int v2643 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72

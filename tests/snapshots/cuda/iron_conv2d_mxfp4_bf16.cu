@@ -2541,81 +2541,81 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v2465 = v63 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+  const unsigned int v2465 = v63 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
   const bool v2466 = v2465 <= v44;
   const unsigned int v2468 = v67 + 128u;
   const bool v2469 = v2468 <= v4;
   const bool v2470 = v2466 && v2469;
   const bool v2471 = v2470 && v77;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-  for (unsigned int v2477 = 0u; v2477 < 4u; v2477 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-    const bool v2478 = v200 == v2477;  // kernels/gemm/gemm_tiles.hpp:442
+  for (unsigned int v2477 = 0u; v2477 < 4u; v2477 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+    const bool v2478 = v200 == v2477;  // kernels/gemm/gemm_tiles.hpp:462
     if (v2478) {
       iron_frag_store<false>(v210, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-    const unsigned int v2483 = v2477 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+    const unsigned int v2483 = v2477 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
     const unsigned int v2484 = v2483 << 6u;
     const unsigned int v2485 = v67 + v2484;
-    const unsigned int v2488 = v2477 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+    const unsigned int v2488 = v2477 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
     const unsigned int v2489 = v2488 << 6u;
     const unsigned int v2490 = v63 + v2489;
-    if (v2471) {  // kernels/gemm/gemm_tiles.hpp:424
-      const unsigned int v2494 = v125 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-      const bool v2496 = v2494 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-      const unsigned int v2518 = v2494 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+    if (v2471) {  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v2494 = v125 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      const bool v2496 = v2494 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v2512 = v2494 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
       #pragma unroll 1
-      for (unsigned int v2499 = v125; v2499 < 512u; v2499 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-        const unsigned int v2501 = v2499 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v2503 = v2501 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-        const unsigned int v2504 = v2490 + v2503;
-        const unsigned int v2506 = v2501 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-        const unsigned int v2507 = v2485 + v2506;
-        const unsigned int v2513 = v2503 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-        const unsigned int v2514 = v2513 + v2506;
-        const unsigned int v2516 = v2514 + v2494;  // kernels/gemm/gemm_tiles.hpp:360
-        const unsigned int v2519 = v2514 + v2518;  // kernels/gemm/gemm_tiles.hpp:361
-        const iron_f32x4 v6421 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2516);  // kernels/gemm/gemm_tiles.hpp:364
-        const float v2522 = v6421.v[0];
-        const float v2525 = v6421.v[1];
-        const float v2528 = v6421.v[2];
-        const float v2531 = v6421.v[3];
-        const iron_f32x4 v6422 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2519);  // kernels/gemm/gemm_tiles.hpp:365
-        const float v2534 = v6422.v[0];
-        const float v2537 = v6422.v[1];
-        const float v2540 = v6422.v[2];
-        const float v2543 = v6422.v[3];
-        const float v2544 = v2496 ? v2534 : v2522;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v2548 = iron_f32_to_bf16(v2544);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v2549 = v2504 * v4;
-        const unsigned int v2550 = v2549 + v68;
-        const float v2552 = v2496 ? v2537 : v2525;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v2556 = iron_f32_to_bf16(v2552);  // kernels/convolution/conv_tiles.hpp:124
-        const float v2560 = v2496 ? v2540 : v2528;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v2564 = iron_f32_to_bf16(v2560);  // kernels/convolution/conv_tiles.hpp:124
-        const float v2568 = v2496 ? v2543 : v2531;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v2572 = iron_f32_to_bf16(v2568);  // kernels/convolution/conv_tiles.hpp:124
-        const float v2576 = v2496 ? v2522 : v2534;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v2580 = iron_f32_to_bf16(v2576);  // kernels/convolution/conv_tiles.hpp:124
-        const float v2584 = v2496 ? v2525 : v2537;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v2588 = iron_f32_to_bf16(v2584);  // kernels/convolution/conv_tiles.hpp:124
-        const float v2592 = v2496 ? v2528 : v2540;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v2596 = iron_f32_to_bf16(v2592);  // kernels/convolution/conv_tiles.hpp:124
-        const float v2600 = v2496 ? v2531 : v2543;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v2604 = iron_f32_to_bf16(v2600);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v6423 = v2507 + v2550;
-        *reinterpret_cast<iron_bf16x8*>(out + v6423) = iron_bf16x8{{v2548, v2556, v2564, v2572, v2580, v2588, v2596, v2604}};
+      for (unsigned int v2499 = v125; v2499 < 512u; v2499 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+        const unsigned int v2501 = v2499 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v2503 = v2501 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v2506 = v2501 >> 6u;
+        const unsigned int v2507 = v2506 * 72u;
+        const unsigned int v2508 = v2507 + v2503;
+        const unsigned int v2510 = v2508 + v2494;  // kernels/gemm/gemm_tiles.hpp:368
+        const unsigned int v2513 = v2508 + v2512;  // kernels/gemm/gemm_tiles.hpp:369
+        const iron_f32x4 v6421 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2510);  // kernels/gemm/gemm_tiles.hpp:372
+        const float v2516 = v6421.v[0];
+        const float v2519 = v6421.v[1];
+        const float v2522 = v6421.v[2];
+        const float v2525 = v6421.v[3];
+        const iron_f32x4 v6422 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2513);  // kernels/gemm/gemm_tiles.hpp:373
+        const float v2528 = v6422.v[0];
+        const float v2531 = v6422.v[1];
+        const float v2534 = v6422.v[2];
+        const float v2537 = v6422.v[3];
+        const unsigned int v2540 = v2490 + v2506;  // kernels/gemm/gemm_tiles.hpp:374
+        const unsigned int v2543 = v2485 + v2503;
+        const float v2544 = v2496 ? v2528 : v2516;  // kernels/gemm/gemm_tiles.hpp:376
+        const float v2545 = v2496 ? v2531 : v2519;
+        const float v2546 = v2496 ? v2534 : v2522;
+        const float v2547 = v2496 ? v2537 : v2525;
+        const float v2548 = v2496 ? v2516 : v2528;  // kernels/gemm/gemm_tiles.hpp:379
+        const float v2549 = v2496 ? v2519 : v2531;
+        const float v2550 = v2496 ? v2522 : v2534;
+        const float v2551 = v2496 ? v2525 : v2537;
+        const iron_bf16 v2555 = iron_f32_to_bf16(v2544);  // kernels/convolution/conv_tiles.hpp:124
+        const unsigned int v2556 = v2540 * v4;
+        const unsigned int v2557 = v2556 + v68;
+        const iron_bf16 v2562 = iron_f32_to_bf16(v2545);
+        const iron_bf16 v2569 = iron_f32_to_bf16(v2546);
+        const iron_bf16 v2576 = iron_f32_to_bf16(v2547);
+        const iron_bf16 v2583 = iron_f32_to_bf16(v2548);
+        const iron_bf16 v2590 = iron_f32_to_bf16(v2549);
+        const iron_bf16 v2597 = iron_f32_to_bf16(v2550);
+        const iron_bf16 v2604 = iron_f32_to_bf16(v2551);
+        const unsigned int v6423 = v2543 + v2557;
+        *reinterpret_cast<iron_bf16x8*>(out + v6423) = iron_bf16x8{{v2555, v2562, v2569, v2576, v2583, v2590, v2597, v2604}};
       }
     } else {
       #pragma unroll 1
-      for (unsigned int v2612 = v125; v2612 < 4096u; v2612 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-        const unsigned int v2614 = v2612 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+      for (unsigned int v2612 = v125; v2612 < 4096u; v2612 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+        const unsigned int v2614 = v2612 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
         const unsigned int v2615 = v2490 + v2614;
-        const unsigned int v2617 = v2612 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v2617 = v2612 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
         const unsigned int v2618 = v2485 + v2617;
-        const bool v2619 = v2615 < v44;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v2619 = v2615 < v44;  // kernels/gemm/gemm_tiles.hpp:408
         const bool v2620 = v2618 < v4;
         const bool v2621 = v2619 && v2620;
         if (v2621) {
@@ -2630,6 +2630,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
   }
 }

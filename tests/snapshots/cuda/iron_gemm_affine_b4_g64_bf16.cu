@@ -1552,7 +1552,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v1542 = v22 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+  const unsigned int v1542 = v22 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
   const bool v1543 = v1542 <= v0;
   const unsigned int v1545 = v26 + 128u;
   const bool v1546 = v1545 <= v1;
@@ -1560,77 +1560,77 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
   const unsigned int v1550 = v1 & 7u;
   const bool v1551 = v1550 == 0u;
   const bool v1552 = v1547 && v1551;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-  for (unsigned int v1558 = 0u; v1558 < 4u; v1558 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-    const bool v1559 = v27 == v1558;  // kernels/gemm/gemm_tiles.hpp:442
+  for (unsigned int v1558 = 0u; v1558 < 4u; v1558 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+    const bool v1559 = v27 == v1558;  // kernels/gemm/gemm_tiles.hpp:462
     if (v1559) {
       iron_frag_store<false>(v37, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-    const unsigned int v1564 = v1558 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+    const unsigned int v1564 = v1558 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
     const unsigned int v1565 = v1564 << 6u;
     const unsigned int v1566 = v26 + v1565;
-    const unsigned int v1569 = v1558 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+    const unsigned int v1569 = v1558 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
     const unsigned int v1570 = v1569 << 6u;
     const unsigned int v1571 = v22 + v1570;
-    if (v1552) {  // kernels/gemm/gemm_tiles.hpp:424
-      const unsigned int v1573 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
-      const unsigned int v1575 = v1573 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-      const bool v1577 = v1575 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-      const unsigned int v1599 = v1575 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+    if (v1552) {  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v1573 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:445
+      const unsigned int v1575 = v1573 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      const bool v1577 = v1575 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v1593 = v1575 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
       #pragma unroll 1
-      for (unsigned int v1580 = v1573; v1580 < 512u; v1580 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-        const unsigned int v1582 = v1580 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v1584 = v1582 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-        const unsigned int v1585 = v1571 + v1584;
-        const unsigned int v1587 = v1582 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-        const unsigned int v1588 = v1566 + v1587;
-        const unsigned int v1594 = v1584 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-        const unsigned int v1595 = v1594 + v1587;
-        const unsigned int v1597 = v1595 + v1575;  // kernels/gemm/gemm_tiles.hpp:360
-        const unsigned int v1600 = v1595 + v1599;  // kernels/gemm/gemm_tiles.hpp:361
-        const iron_f32x4 v4635 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1597);  // kernels/gemm/gemm_tiles.hpp:364
-        const float v1603 = v4635.v[0];
-        const float v1606 = v4635.v[1];
-        const float v1609 = v4635.v[2];
-        const float v1612 = v4635.v[3];
-        const iron_f32x4 v4636 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1600);  // kernels/gemm/gemm_tiles.hpp:365
-        const float v1615 = v4636.v[0];
-        const float v1618 = v4636.v[1];
-        const float v1621 = v4636.v[2];
-        const float v1624 = v4636.v[3];
-        const float v1625 = v1577 ? v1615 : v1603;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v1628 = iron_f32_to_bf16(v1625);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1629 = v1585 * v1;
-        const float v1631 = v1577 ? v1618 : v1606;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v1634 = iron_f32_to_bf16(v1631);  // kernels/gemm/gemm_quant.cpp:57
-        const float v1637 = v1577 ? v1621 : v1609;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v1640 = iron_f32_to_bf16(v1637);  // kernels/gemm/gemm_quant.cpp:57
-        const float v1643 = v1577 ? v1624 : v1612;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v1646 = iron_f32_to_bf16(v1643);  // kernels/gemm/gemm_quant.cpp:57
-        const float v1649 = v1577 ? v1603 : v1615;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v1652 = iron_f32_to_bf16(v1649);  // kernels/gemm/gemm_quant.cpp:57
-        const float v1655 = v1577 ? v1606 : v1618;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v1658 = iron_f32_to_bf16(v1655);  // kernels/gemm/gemm_quant.cpp:57
-        const float v1661 = v1577 ? v1609 : v1621;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v1664 = iron_f32_to_bf16(v1661);  // kernels/gemm/gemm_quant.cpp:57
-        const float v1667 = v1577 ? v1612 : v1624;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v1670 = iron_f32_to_bf16(v1667);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v4637 = v1588 + v1629;
-        *reinterpret_cast<iron_bf16x8*>(out + v4637) = iron_bf16x8{{v1628, v1634, v1640, v1646, v1652, v1658, v1664, v1670}};
+      for (unsigned int v1580 = v1573; v1580 < 512u; v1580 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+        const unsigned int v1582 = v1580 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v1584 = v1582 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v1587 = v1582 >> 6u;
+        const unsigned int v1588 = v1587 * 72u;
+        const unsigned int v1589 = v1588 + v1584;
+        const unsigned int v1591 = v1589 + v1575;  // kernels/gemm/gemm_tiles.hpp:368
+        const unsigned int v1594 = v1589 + v1593;  // kernels/gemm/gemm_tiles.hpp:369
+        const iron_f32x4 v4635 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1591);  // kernels/gemm/gemm_tiles.hpp:372
+        const float v1597 = v4635.v[0];
+        const float v1600 = v4635.v[1];
+        const float v1603 = v4635.v[2];
+        const float v1606 = v4635.v[3];
+        const iron_f32x4 v4636 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1594);  // kernels/gemm/gemm_tiles.hpp:373
+        const float v1609 = v4636.v[0];
+        const float v1612 = v4636.v[1];
+        const float v1615 = v4636.v[2];
+        const float v1618 = v4636.v[3];
+        const unsigned int v1621 = v1571 + v1587;  // kernels/gemm/gemm_tiles.hpp:374
+        const unsigned int v1624 = v1566 + v1584;
+        const float v1625 = v1577 ? v1609 : v1597;  // kernels/gemm/gemm_tiles.hpp:376
+        const float v1626 = v1577 ? v1612 : v1600;
+        const float v1627 = v1577 ? v1615 : v1603;
+        const float v1628 = v1577 ? v1618 : v1606;
+        const float v1629 = v1577 ? v1597 : v1609;  // kernels/gemm/gemm_tiles.hpp:379
+        const float v1630 = v1577 ? v1600 : v1612;
+        const float v1631 = v1577 ? v1603 : v1615;
+        const float v1632 = v1577 ? v1606 : v1618;
+        const iron_bf16 v1635 = iron_f32_to_bf16(v1625);  // kernels/gemm/gemm_quant.cpp:57
+        const unsigned int v1636 = v1621 * v1;
+        const iron_bf16 v1640 = iron_f32_to_bf16(v1626);
+        const iron_bf16 v1645 = iron_f32_to_bf16(v1627);
+        const iron_bf16 v1650 = iron_f32_to_bf16(v1628);
+        const iron_bf16 v1655 = iron_f32_to_bf16(v1629);
+        const iron_bf16 v1660 = iron_f32_to_bf16(v1630);
+        const iron_bf16 v1665 = iron_f32_to_bf16(v1631);
+        const iron_bf16 v1670 = iron_f32_to_bf16(v1632);
+        const unsigned int v4637 = v1624 + v1636;
+        *reinterpret_cast<iron_bf16x8*>(out + v4637) = iron_bf16x8{{v1635, v1640, v1645, v1650, v1655, v1660, v1665, v1670}};
       }
     } else {
-      const unsigned int v1674 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
+      const unsigned int v1674 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:448
 
       #pragma unroll 1
-      for (unsigned int v1677 = v1674; v1677 < 4096u; v1677 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-        const unsigned int v1679 = v1677 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+      for (unsigned int v1677 = v1674; v1677 < 4096u; v1677 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+        const unsigned int v1679 = v1677 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
         const unsigned int v1680 = v1571 + v1679;
-        const unsigned int v1682 = v1677 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v1682 = v1677 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
         const unsigned int v1683 = v1566 + v1682;
-        const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:408
         const bool v1685 = v1683 < v1;
         const bool v1686 = v1684 && v1685;
         if (v1686) {
@@ -1644,6 +1644,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
   }
 }

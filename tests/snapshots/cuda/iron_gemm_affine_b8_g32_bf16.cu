@@ -1579,7 +1579,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v1566 = v22 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+  const unsigned int v1566 = v22 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
   const bool v1567 = v1566 <= v0;
   const unsigned int v1569 = v26 + 128u;
   const bool v1570 = v1569 <= v1;
@@ -1587,77 +1587,77 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
   const unsigned int v1574 = v1 & 7u;
   const bool v1575 = v1574 == 0u;
   const bool v1576 = v1571 && v1575;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-  for (unsigned int v1582 = 0u; v1582 < 4u; v1582 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-    const bool v1583 = v27 == v1582;  // kernels/gemm/gemm_tiles.hpp:442
+  for (unsigned int v1582 = 0u; v1582 < 4u; v1582 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+    const bool v1583 = v27 == v1582;  // kernels/gemm/gemm_tiles.hpp:462
     if (v1583) {
       iron_frag_store<false>(v37, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-    const unsigned int v1588 = v1582 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+    const unsigned int v1588 = v1582 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
     const unsigned int v1589 = v1588 << 6u;
     const unsigned int v1590 = v26 + v1589;
-    const unsigned int v1593 = v1582 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+    const unsigned int v1593 = v1582 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
     const unsigned int v1594 = v1593 << 6u;
     const unsigned int v1595 = v22 + v1594;
-    if (v1576) {  // kernels/gemm/gemm_tiles.hpp:424
-      const unsigned int v1597 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
-      const unsigned int v1599 = v1597 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-      const bool v1601 = v1599 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-      const unsigned int v1623 = v1599 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+    if (v1576) {  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v1597 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:445
+      const unsigned int v1599 = v1597 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      const bool v1601 = v1599 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v1617 = v1599 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
       #pragma unroll 1
-      for (unsigned int v1604 = v1597; v1604 < 512u; v1604 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-        const unsigned int v1606 = v1604 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v1608 = v1606 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-        const unsigned int v1609 = v1595 + v1608;
-        const unsigned int v1611 = v1606 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-        const unsigned int v1612 = v1590 + v1611;
-        const unsigned int v1618 = v1608 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-        const unsigned int v1619 = v1618 + v1611;
-        const unsigned int v1621 = v1619 + v1599;  // kernels/gemm/gemm_tiles.hpp:360
-        const unsigned int v1624 = v1619 + v1623;  // kernels/gemm/gemm_tiles.hpp:361
-        const iron_f32x4 v4687 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1621);  // kernels/gemm/gemm_tiles.hpp:364
-        const float v1627 = v4687.v[0];
-        const float v1630 = v4687.v[1];
-        const float v1633 = v4687.v[2];
-        const float v1636 = v4687.v[3];
-        const iron_f32x4 v4688 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1624);  // kernels/gemm/gemm_tiles.hpp:365
-        const float v1639 = v4688.v[0];
-        const float v1642 = v4688.v[1];
-        const float v1645 = v4688.v[2];
-        const float v1648 = v4688.v[3];
-        const float v1649 = v1601 ? v1639 : v1627;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v1652 = iron_f32_to_bf16(v1649);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1653 = v1609 * v1;
-        const float v1655 = v1601 ? v1642 : v1630;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v1658 = iron_f32_to_bf16(v1655);  // kernels/gemm/gemm_quant.cpp:57
-        const float v1661 = v1601 ? v1645 : v1633;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v1664 = iron_f32_to_bf16(v1661);  // kernels/gemm/gemm_quant.cpp:57
-        const float v1667 = v1601 ? v1648 : v1636;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v1670 = iron_f32_to_bf16(v1667);  // kernels/gemm/gemm_quant.cpp:57
-        const float v1673 = v1601 ? v1627 : v1639;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v1676 = iron_f32_to_bf16(v1673);  // kernels/gemm/gemm_quant.cpp:57
-        const float v1679 = v1601 ? v1630 : v1642;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v1682 = iron_f32_to_bf16(v1679);  // kernels/gemm/gemm_quant.cpp:57
-        const float v1685 = v1601 ? v1633 : v1645;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v1688 = iron_f32_to_bf16(v1685);  // kernels/gemm/gemm_quant.cpp:57
-        const float v1691 = v1601 ? v1636 : v1648;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v1694 = iron_f32_to_bf16(v1691);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v4689 = v1612 + v1653;
-        *reinterpret_cast<iron_bf16x8*>(out + v4689) = iron_bf16x8{{v1652, v1658, v1664, v1670, v1676, v1682, v1688, v1694}};
+      for (unsigned int v1604 = v1597; v1604 < 512u; v1604 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+        const unsigned int v1606 = v1604 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v1608 = v1606 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v1611 = v1606 >> 6u;
+        const unsigned int v1612 = v1611 * 72u;
+        const unsigned int v1613 = v1612 + v1608;
+        const unsigned int v1615 = v1613 + v1599;  // kernels/gemm/gemm_tiles.hpp:368
+        const unsigned int v1618 = v1613 + v1617;  // kernels/gemm/gemm_tiles.hpp:369
+        const iron_f32x4 v4687 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1615);  // kernels/gemm/gemm_tiles.hpp:372
+        const float v1621 = v4687.v[0];
+        const float v1624 = v4687.v[1];
+        const float v1627 = v4687.v[2];
+        const float v1630 = v4687.v[3];
+        const iron_f32x4 v4688 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1618);  // kernels/gemm/gemm_tiles.hpp:373
+        const float v1633 = v4688.v[0];
+        const float v1636 = v4688.v[1];
+        const float v1639 = v4688.v[2];
+        const float v1642 = v4688.v[3];
+        const unsigned int v1645 = v1595 + v1611;  // kernels/gemm/gemm_tiles.hpp:374
+        const unsigned int v1648 = v1590 + v1608;
+        const float v1649 = v1601 ? v1633 : v1621;  // kernels/gemm/gemm_tiles.hpp:376
+        const float v1650 = v1601 ? v1636 : v1624;
+        const float v1651 = v1601 ? v1639 : v1627;
+        const float v1652 = v1601 ? v1642 : v1630;
+        const float v1653 = v1601 ? v1621 : v1633;  // kernels/gemm/gemm_tiles.hpp:379
+        const float v1654 = v1601 ? v1624 : v1636;
+        const float v1655 = v1601 ? v1627 : v1639;
+        const float v1656 = v1601 ? v1630 : v1642;
+        const iron_bf16 v1659 = iron_f32_to_bf16(v1649);  // kernels/gemm/gemm_quant.cpp:57
+        const unsigned int v1660 = v1645 * v1;
+        const iron_bf16 v1664 = iron_f32_to_bf16(v1650);
+        const iron_bf16 v1669 = iron_f32_to_bf16(v1651);
+        const iron_bf16 v1674 = iron_f32_to_bf16(v1652);
+        const iron_bf16 v1679 = iron_f32_to_bf16(v1653);
+        const iron_bf16 v1684 = iron_f32_to_bf16(v1654);
+        const iron_bf16 v1689 = iron_f32_to_bf16(v1655);
+        const iron_bf16 v1694 = iron_f32_to_bf16(v1656);
+        const unsigned int v4689 = v1648 + v1660;
+        *reinterpret_cast<iron_bf16x8*>(out + v4689) = iron_bf16x8{{v1659, v1664, v1669, v1674, v1679, v1684, v1689, v1694}};
       }
     } else {
-      const unsigned int v1698 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
+      const unsigned int v1698 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:448
 
       #pragma unroll 1
-      for (unsigned int v1701 = v1698; v1701 < 4096u; v1701 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-        const unsigned int v1703 = v1701 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+      for (unsigned int v1701 = v1698; v1701 < 4096u; v1701 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+        const unsigned int v1703 = v1701 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
         const unsigned int v1704 = v1595 + v1703;
-        const unsigned int v1706 = v1701 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v1706 = v1701 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
         const unsigned int v1707 = v1590 + v1706;
-        const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:408
         const bool v1709 = v1707 < v1;
         const bool v1710 = v1708 && v1709;
         if (v1710) {
@@ -1671,6 +1671,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g32_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
   }
 }

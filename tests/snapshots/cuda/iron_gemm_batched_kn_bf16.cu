@@ -760,93 +760,93 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v428 = v26 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+  const unsigned int v428 = v26 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
   const bool v429 = v428 <= v1;
   const unsigned int v431 = v30 + 128u;
   const bool v432 = v431 <= v2;
   const bool v433 = v429 && v432;
   const bool v438 = v433 && v60;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-  for (unsigned int v444 = 0u; v444 < 4u; v444 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-    const bool v445 = v33 == v444;  // kernels/gemm/gemm_tiles.hpp:442
+  for (unsigned int v444 = 0u; v444 < 4u; v444 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+    const bool v445 = v33 == v444;  // kernels/gemm/gemm_tiles.hpp:462
     if (v445) {
       iron_frag_store<false>(v43, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-    const unsigned int v450 = v444 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+    const unsigned int v450 = v444 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
     const unsigned int v451 = v450 << 6u;
     const unsigned int v452 = v30 + v451;
-    const unsigned int v455 = v444 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+    const unsigned int v455 = v444 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
     const unsigned int v456 = v455 << 6u;
     const unsigned int v457 = v26 + v456;
-    if (v438) {  // kernels/gemm/gemm_tiles.hpp:424
-      const unsigned int v459 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
-      const unsigned int v461 = v459 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-      const bool v463 = v461 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-      const unsigned int v485 = v461 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
-      const unsigned int v516 = v7 * v1;  // kernels/gemm/gemm.cpp:123
+    if (v438) {  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v459 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:445
+      const unsigned int v461 = v459 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      const bool v463 = v461 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v479 = v461 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
+      const unsigned int v523 = v7 * v1;  // kernels/gemm/gemm.cpp:123
 
       #pragma unroll 1
-      for (unsigned int v466 = v459; v466 < 512u; v466 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-        const unsigned int v468 = v466 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v470 = v468 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-        const unsigned int v471 = v457 + v470;
-        const unsigned int v473 = v468 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-        const unsigned int v474 = v452 + v473;
-        const unsigned int v480 = v470 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-        const unsigned int v481 = v480 + v473;
-        const unsigned int v483 = v481 + v461;  // kernels/gemm/gemm_tiles.hpp:360
-        const unsigned int v486 = v481 + v485;  // kernels/gemm/gemm_tiles.hpp:361
-        const iron_f32x4 v2496 = *reinterpret_cast<const iron_f32x4*>(shm2 + v483);  // kernels/gemm/gemm_tiles.hpp:364
-        const float v489 = v2496.v[0];
-        const float v492 = v2496.v[1];
-        const float v495 = v2496.v[2];
-        const float v498 = v2496.v[3];
-        const iron_f32x4 v2497 = *reinterpret_cast<const iron_f32x4*>(shm2 + v486);  // kernels/gemm/gemm_tiles.hpp:365
-        const float v501 = v2497.v[0];
-        const float v504 = v2497.v[1];
-        const float v507 = v2497.v[2];
-        const float v510 = v2497.v[3];
-        const float v511 = v463 ? v501 : v489;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v514 = v511 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v515 = iron_f32_to_bf16(v514);
-        const unsigned int v517 = v516 + v471;
-        const unsigned int v518 = v517 * v2;
-        const float v520 = v463 ? v504 : v492;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v523 = v520 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v524 = iron_f32_to_bf16(v523);
-        const float v529 = v463 ? v507 : v495;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v532 = v529 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v533 = iron_f32_to_bf16(v532);
-        const float v538 = v463 ? v510 : v498;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v541 = v538 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v542 = iron_f32_to_bf16(v541);
-        const float v547 = v463 ? v489 : v501;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v550 = v547 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v551 = iron_f32_to_bf16(v550);
-        const float v556 = v463 ? v492 : v504;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v559 = v556 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v560 = iron_f32_to_bf16(v559);
-        const float v565 = v463 ? v495 : v507;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v568 = v565 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v569 = iron_f32_to_bf16(v568);
-        const float v574 = v463 ? v498 : v510;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v577 = v574 * v6;  // kernels/gemm/gemm.cpp:123
+      for (unsigned int v466 = v459; v466 < 512u; v466 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+        const unsigned int v468 = v466 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v470 = v468 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v473 = v468 >> 6u;
+        const unsigned int v474 = v473 * 72u;
+        const unsigned int v475 = v474 + v470;
+        const unsigned int v477 = v475 + v461;  // kernels/gemm/gemm_tiles.hpp:368
+        const unsigned int v480 = v475 + v479;  // kernels/gemm/gemm_tiles.hpp:369
+        const iron_f32x4 v2496 = *reinterpret_cast<const iron_f32x4*>(shm2 + v477);  // kernels/gemm/gemm_tiles.hpp:372
+        const float v483 = v2496.v[0];
+        const float v486 = v2496.v[1];
+        const float v489 = v2496.v[2];
+        const float v492 = v2496.v[3];
+        const iron_f32x4 v2497 = *reinterpret_cast<const iron_f32x4*>(shm2 + v480);  // kernels/gemm/gemm_tiles.hpp:373
+        const float v495 = v2497.v[0];
+        const float v498 = v2497.v[1];
+        const float v501 = v2497.v[2];
+        const float v504 = v2497.v[3];
+        const unsigned int v507 = v457 + v473;  // kernels/gemm/gemm_tiles.hpp:374
+        const unsigned int v510 = v452 + v470;
+        const float v511 = v463 ? v495 : v483;  // kernels/gemm/gemm_tiles.hpp:376
+        const float v512 = v463 ? v498 : v486;
+        const float v513 = v463 ? v501 : v489;
+        const float v514 = v463 ? v504 : v492;
+        const float v515 = v463 ? v483 : v495;  // kernels/gemm/gemm_tiles.hpp:379
+        const float v516 = v463 ? v486 : v498;
+        const float v517 = v463 ? v489 : v501;
+        const float v518 = v463 ? v492 : v504;
+        const float v521 = v511 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v522 = iron_f32_to_bf16(v521);
+        const unsigned int v524 = v523 + v507;
+        const unsigned int v525 = v524 * v2;
+        const float v529 = v512 * v6;
+        const iron_bf16 v530 = iron_f32_to_bf16(v529);
+        const float v537 = v513 * v6;
+        const iron_bf16 v538 = iron_f32_to_bf16(v537);
+        const float v545 = v514 * v6;
+        const iron_bf16 v546 = iron_f32_to_bf16(v545);
+        const float v553 = v515 * v6;
+        const iron_bf16 v554 = iron_f32_to_bf16(v553);
+        const float v561 = v516 * v6;
+        const iron_bf16 v562 = iron_f32_to_bf16(v561);
+        const float v569 = v517 * v6;
+        const iron_bf16 v570 = iron_f32_to_bf16(v569);
+        const float v577 = v518 * v6;
         const iron_bf16 v578 = iron_f32_to_bf16(v577);
-        const unsigned int v2498 = v474 + v518;
-        *reinterpret_cast<iron_bf16x8*>(out + v2498) = iron_bf16x8{{v515, v524, v533, v542, v551, v560, v569, v578}};
+        const unsigned int v2498 = v510 + v525;
+        *reinterpret_cast<iron_bf16x8*>(out + v2498) = iron_bf16x8{{v522, v530, v538, v546, v554, v562, v570, v578}};
       }
     } else {
-      const unsigned int v584 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
+      const unsigned int v584 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:448
 
       #pragma unroll 1
-      for (unsigned int v587 = v584; v587 < 4096u; v587 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-        const unsigned int v589 = v587 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+      for (unsigned int v587 = v584; v587 < 4096u; v587 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+        const unsigned int v589 = v587 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
         const unsigned int v590 = v457 + v589;
-        const unsigned int v592 = v587 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v592 = v587 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
         const unsigned int v593 = v452 + v592;
-        const bool v594 = v590 < v1;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v594 = v590 < v1;  // kernels/gemm/gemm_tiles.hpp:408
         const bool v595 = v593 < v2;
         const bool v596 = v594 && v595;
         if (v596) {
@@ -863,6 +863,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
   }
 }

@@ -690,7 +690,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v425 = v25 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+  const unsigned int v425 = v25 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
   const bool v426 = v425 <= v0;
   const unsigned int v428 = v29 + 128u;
   const bool v429 = v428 <= v1;
@@ -698,130 +698,130 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
   const unsigned int v433 = v1 & 7u;
   const bool v434 = v433 == 0u;
   const bool v435 = v430 && v434;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-  for (unsigned int v441 = 0u; v441 < 4u; v441 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-    const bool v442 = v30 == v441;  // kernels/gemm/gemm_tiles.hpp:442
+  for (unsigned int v441 = 0u; v441 < 4u; v441 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+    const bool v442 = v30 == v441;  // kernels/gemm/gemm_tiles.hpp:462
     if (v442) {
       iron_frag_store<false>(v40, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-    const unsigned int v447 = v441 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+    const unsigned int v447 = v441 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
     const unsigned int v448 = v447 << 6u;
     const unsigned int v449 = v29 + v448;
-    const unsigned int v452 = v441 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+    const unsigned int v452 = v441 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
     const unsigned int v453 = v452 << 6u;
     const unsigned int v454 = v25 + v453;
-    if (v435) {  // kernels/gemm/gemm_tiles.hpp:424
-      const unsigned int v456 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
-      const unsigned int v458 = v456 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-      const bool v460 = v458 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-      const unsigned int v482 = v458 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+    if (v435) {  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v456 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:445
+      const unsigned int v458 = v456 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      const bool v460 = v458 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v476 = v458 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
       #pragma unroll 1
-      for (unsigned int v463 = v456; v463 < 512u; v463 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-        const unsigned int v465 = v463 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v467 = v465 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-        const unsigned int v468 = v454 + v467;
-        const unsigned int v470 = v465 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-        const unsigned int v471 = v449 + v470;
-        const unsigned int v477 = v467 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-        const unsigned int v478 = v477 + v470;
-        const unsigned int v480 = v478 + v458;  // kernels/gemm/gemm_tiles.hpp:360
-        const unsigned int v483 = v478 + v482;  // kernels/gemm/gemm_tiles.hpp:361
-        const iron_f32x4 v2517 = *reinterpret_cast<const iron_f32x4*>(shm2 + v480);  // kernels/gemm/gemm_tiles.hpp:364
-        const float v486 = v2517.v[0];
-        const float v489 = v2517.v[1];
-        const float v492 = v2517.v[2];
-        const float v495 = v2517.v[3];
-        const iron_f32x4 v2518 = *reinterpret_cast<const iron_f32x4*>(shm2 + v483);  // kernels/gemm/gemm_tiles.hpp:365
-        const float v498 = v2518.v[0];
-        const float v501 = v2518.v[1];
-        const float v504 = v2518.v[2];
-        const float v507 = v2518.v[3];
-        const float v508 = v460 ? v498 : v486;  // kernels/gemm/gemm_tiles.hpp:367
-        const unsigned int v511 = v468 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-        const unsigned int v512 = v511 + v471;
-        const iron_bf16 v513 = c[v512];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v514 = iron_to_f32(v513);
-        const float v515 = v514 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v516 = fmaf(v508, v3, v515);
-        const iron_bf16 v517 = iron_f32_to_bf16(v516);
-        c[v512] = v517;
-        const float v518 = v460 ? v501 : v489;  // kernels/gemm/gemm_tiles.hpp:367
-        const unsigned int v520 = v471 + 1u;
-        const unsigned int v522 = v511 + v520;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v523 = c[v522];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v524 = iron_to_f32(v523);
-        const float v525 = v524 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v526 = fmaf(v518, v3, v525);
-        const iron_bf16 v527 = iron_f32_to_bf16(v526);
-        c[v522] = v527;
-        const float v528 = v460 ? v504 : v492;  // kernels/gemm/gemm_tiles.hpp:367
-        const unsigned int v530 = v471 + 2u;
-        const unsigned int v532 = v511 + v530;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v533 = c[v532];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v534 = iron_to_f32(v533);
-        const float v535 = v534 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v536 = fmaf(v528, v3, v535);
-        const iron_bf16 v537 = iron_f32_to_bf16(v536);
-        c[v532] = v537;
-        const float v538 = v460 ? v507 : v495;  // kernels/gemm/gemm_tiles.hpp:367
-        const unsigned int v540 = v471 + 3u;
-        const unsigned int v542 = v511 + v540;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v543 = c[v542];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v544 = iron_to_f32(v543);
-        const float v545 = v544 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v546 = fmaf(v538, v3, v545);
-        const iron_bf16 v547 = iron_f32_to_bf16(v546);
-        c[v542] = v547;
-        const float v548 = v460 ? v486 : v498;  // kernels/gemm/gemm_tiles.hpp:370
-        const unsigned int v550 = v471 + 4u;
-        const unsigned int v552 = v511 + v550;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v553 = c[v552];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v554 = iron_to_f32(v553);
-        const float v555 = v554 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v556 = fmaf(v548, v3, v555);
-        const iron_bf16 v557 = iron_f32_to_bf16(v556);
-        c[v552] = v557;
-        const float v558 = v460 ? v489 : v501;  // kernels/gemm/gemm_tiles.hpp:370
-        const unsigned int v560 = v471 + 5u;
-        const unsigned int v562 = v511 + v560;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v563 = c[v562];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v564 = iron_to_f32(v563);
-        const float v565 = v564 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v566 = fmaf(v558, v3, v565);
-        const iron_bf16 v567 = iron_f32_to_bf16(v566);
-        c[v562] = v567;
-        const float v568 = v460 ? v492 : v504;  // kernels/gemm/gemm_tiles.hpp:370
-        const unsigned int v570 = v471 + 6u;
-        const unsigned int v572 = v511 + v570;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v573 = c[v572];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v574 = iron_to_f32(v573);
-        const float v575 = v574 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v576 = fmaf(v568, v3, v575);
-        const iron_bf16 v577 = iron_f32_to_bf16(v576);
-        c[v572] = v577;
-        const float v578 = v460 ? v495 : v507;  // kernels/gemm/gemm_tiles.hpp:370
-        const unsigned int v580 = v471 + 7u;
-        const unsigned int v582 = v511 + v580;  // kernels/gemm/gemm_epilogue.cpp:100
+      for (unsigned int v463 = v456; v463 < 512u; v463 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+        const unsigned int v465 = v463 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v467 = v465 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v470 = v465 >> 6u;
+        const unsigned int v471 = v470 * 72u;
+        const unsigned int v472 = v471 + v467;
+        const unsigned int v474 = v472 + v458;  // kernels/gemm/gemm_tiles.hpp:368
+        const unsigned int v477 = v472 + v476;  // kernels/gemm/gemm_tiles.hpp:369
+        const iron_f32x4 v2517 = *reinterpret_cast<const iron_f32x4*>(shm2 + v474);  // kernels/gemm/gemm_tiles.hpp:372
+        const float v480 = v2517.v[0];
+        const float v483 = v2517.v[1];
+        const float v486 = v2517.v[2];
+        const float v489 = v2517.v[3];
+        const iron_f32x4 v2518 = *reinterpret_cast<const iron_f32x4*>(shm2 + v477);  // kernels/gemm/gemm_tiles.hpp:373
+        const float v492 = v2518.v[0];
+        const float v495 = v2518.v[1];
+        const float v498 = v2518.v[2];
+        const float v501 = v2518.v[3];
+        const unsigned int v504 = v454 + v470;  // kernels/gemm/gemm_tiles.hpp:374
+        const unsigned int v507 = v449 + v467;
+        const float v508 = v460 ? v492 : v480;  // kernels/gemm/gemm_tiles.hpp:376
+        const float v509 = v460 ? v495 : v483;
+        const float v510 = v460 ? v498 : v486;
+        const float v511 = v460 ? v501 : v489;
+        const float v512 = v460 ? v480 : v492;  // kernels/gemm/gemm_tiles.hpp:379
+        const float v513 = v460 ? v483 : v495;
+        const float v514 = v460 ? v486 : v498;
+        const float v515 = v460 ? v489 : v501;
+        const unsigned int v518 = v504 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+        const unsigned int v519 = v518 + v507;
+        const iron_bf16 v520 = c[v519];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v521 = iron_to_f32(v520);
+        const float v522 = v521 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v523 = fmaf(v508, v3, v522);
+        const iron_bf16 v524 = iron_f32_to_bf16(v523);
+        c[v519] = v524;
+        const unsigned int v526 = v507 + 1u;  // kernels/gemm/gemm_tiles.hpp:384
+        const unsigned int v528 = v518 + v526;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v529 = c[v528];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v530 = iron_to_f32(v529);
+        const float v531 = v530 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v532 = fmaf(v509, v3, v531);
+        const iron_bf16 v533 = iron_f32_to_bf16(v532);
+        c[v528] = v533;
+        const unsigned int v535 = v507 + 2u;  // kernels/gemm/gemm_tiles.hpp:384
+        const unsigned int v537 = v518 + v535;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v538 = c[v537];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v539 = iron_to_f32(v538);
+        const float v540 = v539 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v541 = fmaf(v510, v3, v540);
+        const iron_bf16 v542 = iron_f32_to_bf16(v541);
+        c[v537] = v542;
+        const unsigned int v544 = v507 + 3u;  // kernels/gemm/gemm_tiles.hpp:384
+        const unsigned int v546 = v518 + v544;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v547 = c[v546];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v548 = iron_to_f32(v547);
+        const float v549 = v548 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v550 = fmaf(v511, v3, v549);
+        const iron_bf16 v551 = iron_f32_to_bf16(v550);
+        c[v546] = v551;
+        const unsigned int v553 = v507 + 4u;  // kernels/gemm/gemm_tiles.hpp:384
+        const unsigned int v555 = v518 + v553;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v556 = c[v555];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v557 = iron_to_f32(v556);
+        const float v558 = v557 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v559 = fmaf(v512, v3, v558);
+        const iron_bf16 v560 = iron_f32_to_bf16(v559);
+        c[v555] = v560;
+        const unsigned int v562 = v507 + 5u;  // kernels/gemm/gemm_tiles.hpp:384
+        const unsigned int v564 = v518 + v562;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v565 = c[v564];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v566 = iron_to_f32(v565);
+        const float v567 = v566 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v568 = fmaf(v513, v3, v567);
+        const iron_bf16 v569 = iron_f32_to_bf16(v568);
+        c[v564] = v569;
+        const unsigned int v571 = v507 + 6u;  // kernels/gemm/gemm_tiles.hpp:384
+        const unsigned int v573 = v518 + v571;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v574 = c[v573];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v575 = iron_to_f32(v574);
+        const float v576 = v575 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v577 = fmaf(v514, v3, v576);
+        const iron_bf16 v578 = iron_f32_to_bf16(v577);
+        c[v573] = v578;
+        const unsigned int v580 = v507 + 7u;  // kernels/gemm/gemm_tiles.hpp:384
+        const unsigned int v582 = v518 + v580;  // kernels/gemm/gemm_epilogue.cpp:100
         const iron_bf16 v583 = c[v582];  // kernels/gemm/gemm_epilogue.cpp:101
         const float v584 = iron_to_f32(v583);
         const float v585 = v584 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v586 = fmaf(v578, v3, v585);
+        const float v586 = fmaf(v515, v3, v585);
         const iron_bf16 v587 = iron_f32_to_bf16(v586);
         c[v582] = v587;
       }
     } else {
-      const unsigned int v589 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
+      const unsigned int v589 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:448
 
       #pragma unroll 1
-      for (unsigned int v592 = v589; v592 < 4096u; v592 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-        const unsigned int v594 = v592 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+      for (unsigned int v592 = v589; v592 < 4096u; v592 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+        const unsigned int v594 = v592 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
         const unsigned int v595 = v454 + v594;
-        const unsigned int v597 = v592 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v597 = v592 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
         const unsigned int v598 = v449 + v597;
-        const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:408
         const bool v600 = v598 < v1;
         const bool v601 = v599 && v600;
         if (v601) {
@@ -839,6 +839,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
   }
 }

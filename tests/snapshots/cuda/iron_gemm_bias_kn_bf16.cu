@@ -739,108 +739,108 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
   const bool v429 = v425 && v428;
   const bool v434 = v429 && v56;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:442
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:462
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:424
-      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
-      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-      const unsigned int v481 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:445
+      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v475 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
       #pragma unroll 1
-      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-        const unsigned int v467 = v453 + v466;
-        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-        const unsigned int v470 = v448 + v469;
-        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-        const unsigned int v477 = v476 + v469;
-        const unsigned int v479 = v477 + v457;  // kernels/gemm/gemm_tiles.hpp:360
-        const unsigned int v482 = v477 + v481;  // kernels/gemm/gemm_tiles.hpp:361
-        const iron_f32x4 v2490 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:364
-        const float v485 = v2490.v[0];
-        const float v488 = v2490.v[1];
-        const float v491 = v2490.v[2];
-        const float v494 = v2490.v[3];
-        const iron_f32x4 v2491 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:365
-        const float v497 = v2491.v[0];
-        const float v500 = v2491.v[1];
-        const float v503 = v2491.v[2];
-        const float v506 = v2491.v[3];
-        const float v507 = v459 ? v497 : v485;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16x8 v2492 = *reinterpret_cast<const iron_bf16x8*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v510 = v2492.v[0];
-        const iron_bf16 v519 = v2492.v[1];
-        const iron_bf16 v528 = v2492.v[2];
-        const iron_bf16 v537 = v2492.v[3];
-        const iron_bf16 v546 = v2492.v[4];
-        const iron_bf16 v555 = v2492.v[5];
-        const iron_bf16 v564 = v2492.v[6];
+      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v466 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v469 = v464 >> 6u;
+        const unsigned int v470 = v469 * 72u;
+        const unsigned int v471 = v470 + v466;
+        const unsigned int v473 = v471 + v457;  // kernels/gemm/gemm_tiles.hpp:368
+        const unsigned int v476 = v471 + v475;  // kernels/gemm/gemm_tiles.hpp:369
+        const iron_f32x4 v2490 = *reinterpret_cast<const iron_f32x4*>(shm2 + v473);  // kernels/gemm/gemm_tiles.hpp:372
+        const float v479 = v2490.v[0];
+        const float v482 = v2490.v[1];
+        const float v485 = v2490.v[2];
+        const float v488 = v2490.v[3];
+        const iron_f32x4 v2491 = *reinterpret_cast<const iron_f32x4*>(shm2 + v476);  // kernels/gemm/gemm_tiles.hpp:373
+        const float v491 = v2491.v[0];
+        const float v494 = v2491.v[1];
+        const float v497 = v2491.v[2];
+        const float v500 = v2491.v[3];
+        const unsigned int v503 = v453 + v469;  // kernels/gemm/gemm_tiles.hpp:374
+        const unsigned int v506 = v448 + v466;
+        const float v507 = v459 ? v491 : v479;  // kernels/gemm/gemm_tiles.hpp:376
+        const float v508 = v459 ? v494 : v482;
+        const float v509 = v459 ? v497 : v485;
+        const float v510 = v459 ? v500 : v488;
+        const float v511 = v459 ? v479 : v491;  // kernels/gemm/gemm_tiles.hpp:379
+        const float v512 = v459 ? v482 : v494;
+        const float v513 = v459 ? v485 : v497;
+        const float v514 = v459 ? v488 : v500;
+        const iron_bf16x8 v2492 = *reinterpret_cast<const iron_bf16x8*>(bias + v506);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v517 = v2492.v[0];
+        const iron_bf16 v525 = v2492.v[1];
+        const iron_bf16 v533 = v2492.v[2];
+        const iron_bf16 v541 = v2492.v[3];
+        const iron_bf16 v549 = v2492.v[4];
+        const iron_bf16 v557 = v2492.v[5];
+        const iron_bf16 v565 = v2492.v[6];
         const iron_bf16 v573 = v2492.v[7];
-        const float v511 = iron_to_f32(v510);
-        const float v512 = fmaf(v507, v3, v511);
-        const iron_bf16 v513 = iron_f32_to_bf16(v512);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v514 = v467 * v1;
-        const float v516 = v459 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v520 = iron_to_f32(v519);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v521 = fmaf(v516, v3, v520);
-        const iron_bf16 v522 = iron_f32_to_bf16(v521);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v525 = v459 ? v503 : v491;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v529 = iron_to_f32(v528);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v530 = fmaf(v525, v3, v529);
-        const iron_bf16 v531 = iron_f32_to_bf16(v530);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v534 = v459 ? v506 : v494;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v538 = iron_to_f32(v537);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v539 = fmaf(v534, v3, v538);
-        const iron_bf16 v540 = iron_f32_to_bf16(v539);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v543 = v459 ? v485 : v497;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v547 = iron_to_f32(v546);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v548 = fmaf(v543, v3, v547);
-        const iron_bf16 v549 = iron_f32_to_bf16(v548);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v552 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v556 = iron_to_f32(v555);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v557 = fmaf(v552, v3, v556);
-        const iron_bf16 v558 = iron_f32_to_bf16(v557);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v561 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v565 = iron_to_f32(v564);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v566 = fmaf(v561, v3, v565);
-        const iron_bf16 v567 = iron_f32_to_bf16(v566);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v570 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v518 = iron_to_f32(v517);
+        const float v519 = fmaf(v507, v3, v518);
+        const iron_bf16 v520 = iron_f32_to_bf16(v519);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v521 = v503 * v1;
+        const float v526 = iron_to_f32(v525);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v527 = fmaf(v508, v3, v526);
+        const iron_bf16 v528 = iron_f32_to_bf16(v527);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v534 = iron_to_f32(v533);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v535 = fmaf(v509, v3, v534);
+        const iron_bf16 v536 = iron_f32_to_bf16(v535);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v542 = iron_to_f32(v541);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v543 = fmaf(v510, v3, v542);
+        const iron_bf16 v544 = iron_f32_to_bf16(v543);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v550 = iron_to_f32(v549);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v551 = fmaf(v511, v3, v550);
+        const iron_bf16 v552 = iron_f32_to_bf16(v551);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v558 = iron_to_f32(v557);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v559 = fmaf(v512, v3, v558);
+        const iron_bf16 v560 = iron_f32_to_bf16(v559);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v566 = iron_to_f32(v565);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v567 = fmaf(v513, v3, v566);
+        const iron_bf16 v568 = iron_f32_to_bf16(v567);  // kernels/gemm/gemm_epilogue.cpp:67
         const float v574 = iron_to_f32(v573);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v575 = fmaf(v570, v3, v574);
+        const float v575 = fmaf(v514, v3, v574);
         const iron_bf16 v576 = iron_f32_to_bf16(v575);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2493 = v470 + v514;
-        *reinterpret_cast<iron_bf16x8*>(out + v2493) = iron_bf16x8{{v513, v522, v531, v540, v549, v558, v567, v576}};
+        const unsigned int v2493 = v506 + v521;
+        *reinterpret_cast<iron_bf16x8*>(out + v2493) = iron_bf16x8{{v520, v528, v536, v544, v552, v560, v568, v576}};
       }
     } else {
-      const unsigned int v580 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
+      const unsigned int v580 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:448
 
       #pragma unroll 1
-      for (unsigned int v583 = v580; v583 < 4096u; v583 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-        const unsigned int v585 = v583 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+      for (unsigned int v583 = v580; v583 < 4096u; v583 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+        const unsigned int v585 = v583 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
         const unsigned int v586 = v453 + v585;
-        const unsigned int v588 = v583 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v588 = v583 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
         const unsigned int v589 = v448 + v588;
-        const bool v590 = v586 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v590 = v586 < v0;  // kernels/gemm/gemm_tiles.hpp:408
         const bool v591 = v589 < v1;
         const bool v592 = v590 && v591;
         if (v592) {
@@ -857,6 +857,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
   }
 }

@@ -755,150 +755,150 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
   const bool v429 = v425 && v428;
   const bool v434 = v429 && v56;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:442
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:462
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:424
-      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
-      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-      const unsigned int v481 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:445
+      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v475 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
       #pragma unroll 1
-      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-        const unsigned int v467 = v453 + v466;
-        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-        const unsigned int v470 = v448 + v469;
-        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-        const unsigned int v477 = v476 + v469;
-        const unsigned int v479 = v477 + v457;  // kernels/gemm/gemm_tiles.hpp:360
-        const unsigned int v482 = v477 + v481;  // kernels/gemm/gemm_tiles.hpp:361
-        const iron_f32x4 v2688 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:364
-        const float v485 = v2688.v[0];
-        const float v488 = v2688.v[1];
-        const float v491 = v2688.v[2];
-        const float v494 = v2688.v[3];
-        const iron_f32x4 v2689 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:365
-        const float v497 = v2689.v[0];
-        const float v500 = v2689.v[1];
-        const float v503 = v2689.v[2];
-        const float v506 = v2689.v[3];
-        const float v507 = v459 ? v497 : v485;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16x8 v2690 = *reinterpret_cast<const iron_bf16x8*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v510 = v2690.v[0];
-        const iron_bf16 v530 = v2690.v[1];
-        const iron_bf16 v550 = v2690.v[2];
-        const iron_bf16 v570 = v2690.v[3];
-        const iron_bf16 v590 = v2690.v[4];
-        const iron_bf16 v610 = v2690.v[5];
-        const iron_bf16 v630 = v2690.v[6];
+      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v466 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v469 = v464 >> 6u;
+        const unsigned int v470 = v469 * 72u;
+        const unsigned int v471 = v470 + v466;
+        const unsigned int v473 = v471 + v457;  // kernels/gemm/gemm_tiles.hpp:368
+        const unsigned int v476 = v471 + v475;  // kernels/gemm/gemm_tiles.hpp:369
+        const iron_f32x4 v2688 = *reinterpret_cast<const iron_f32x4*>(shm2 + v473);  // kernels/gemm/gemm_tiles.hpp:372
+        const float v479 = v2688.v[0];
+        const float v482 = v2688.v[1];
+        const float v485 = v2688.v[2];
+        const float v488 = v2688.v[3];
+        const iron_f32x4 v2689 = *reinterpret_cast<const iron_f32x4*>(shm2 + v476);  // kernels/gemm/gemm_tiles.hpp:373
+        const float v491 = v2689.v[0];
+        const float v494 = v2689.v[1];
+        const float v497 = v2689.v[2];
+        const float v500 = v2689.v[3];
+        const unsigned int v503 = v453 + v469;  // kernels/gemm/gemm_tiles.hpp:374
+        const unsigned int v506 = v448 + v466;
+        const float v507 = v459 ? v491 : v479;  // kernels/gemm/gemm_tiles.hpp:376
+        const float v508 = v459 ? v494 : v482;
+        const float v509 = v459 ? v497 : v485;
+        const float v510 = v459 ? v500 : v488;
+        const float v511 = v459 ? v479 : v491;  // kernels/gemm/gemm_tiles.hpp:379
+        const float v512 = v459 ? v482 : v494;
+        const float v513 = v459 ? v485 : v497;
+        const float v514 = v459 ? v488 : v500;
+        const iron_bf16x8 v2690 = *reinterpret_cast<const iron_bf16x8*>(bias + v506);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v517 = v2690.v[0];
+        const iron_bf16 v536 = v2690.v[1];
+        const iron_bf16 v555 = v2690.v[2];
+        const iron_bf16 v574 = v2690.v[3];
+        const iron_bf16 v593 = v2690.v[4];
+        const iron_bf16 v612 = v2690.v[5];
+        const iron_bf16 v631 = v2690.v[6];
         const iron_bf16 v650 = v2690.v[7];
-        const float v511 = iron_to_f32(v510);
-        const float v512 = fmaf(v507, v3, v511);
-        const float v513 = v512 * v512;  // kernels/primitives/activation.hpp:38
-        const float v515 = 0.044715f * v512;
-        const float v516 = fmaf(v515, v513, v512);
-        const float v518 = (-2.3022082f) * v516;  // kernels/primitives/activation.hpp:41
-        const float v519 = iron_exp2_approx(v518);
-        const float v521 = 1.0f + v519;
-        const float v522 = iron_recip_approx(v521);
-        const float v523 = v512 * v522;
-        const iron_bf16 v524 = iron_f32_to_bf16(v523);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v525 = v467 * v1;
-        const float v527 = v459 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v531 = iron_to_f32(v530);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v532 = fmaf(v527, v3, v531);
-        const float v533 = v532 * v532;  // kernels/primitives/activation.hpp:38
-        const float v535 = 0.044715f * v532;
-        const float v536 = fmaf(v535, v533, v532);
-        const float v538 = (-2.3022082f) * v536;  // kernels/primitives/activation.hpp:41
-        const float v539 = iron_exp2_approx(v538);
-        const float v541 = 1.0f + v539;
-        const float v542 = iron_recip_approx(v541);
-        const float v543 = v532 * v542;
-        const iron_bf16 v544 = iron_f32_to_bf16(v543);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v547 = v459 ? v503 : v491;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v551 = iron_to_f32(v550);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v552 = fmaf(v547, v3, v551);
-        const float v553 = v552 * v552;  // kernels/primitives/activation.hpp:38
-        const float v555 = 0.044715f * v552;
-        const float v556 = fmaf(v555, v553, v552);
-        const float v558 = (-2.3022082f) * v556;  // kernels/primitives/activation.hpp:41
-        const float v559 = iron_exp2_approx(v558);
-        const float v561 = 1.0f + v559;
-        const float v562 = iron_recip_approx(v561);
-        const float v563 = v552 * v562;
-        const iron_bf16 v564 = iron_f32_to_bf16(v563);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v567 = v459 ? v506 : v494;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v571 = iron_to_f32(v570);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v572 = fmaf(v567, v3, v571);
-        const float v573 = v572 * v572;  // kernels/primitives/activation.hpp:38
-        const float v575 = 0.044715f * v572;
-        const float v576 = fmaf(v575, v573, v572);
-        const float v578 = (-2.3022082f) * v576;  // kernels/primitives/activation.hpp:41
-        const float v579 = iron_exp2_approx(v578);
-        const float v581 = 1.0f + v579;
-        const float v582 = iron_recip_approx(v581);
-        const float v583 = v572 * v582;
-        const iron_bf16 v584 = iron_f32_to_bf16(v583);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v587 = v459 ? v485 : v497;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v591 = iron_to_f32(v590);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v592 = fmaf(v587, v3, v591);
-        const float v593 = v592 * v592;  // kernels/primitives/activation.hpp:38
-        const float v595 = 0.044715f * v592;
-        const float v596 = fmaf(v595, v593, v592);
-        const float v598 = (-2.3022082f) * v596;  // kernels/primitives/activation.hpp:41
-        const float v599 = iron_exp2_approx(v598);
-        const float v601 = 1.0f + v599;
-        const float v602 = iron_recip_approx(v601);
-        const float v603 = v592 * v602;
-        const iron_bf16 v604 = iron_f32_to_bf16(v603);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v607 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v611 = iron_to_f32(v610);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v612 = fmaf(v607, v3, v611);
-        const float v613 = v612 * v612;  // kernels/primitives/activation.hpp:38
-        const float v615 = 0.044715f * v612;
-        const float v616 = fmaf(v615, v613, v612);
-        const float v618 = (-2.3022082f) * v616;  // kernels/primitives/activation.hpp:41
-        const float v619 = iron_exp2_approx(v618);
-        const float v621 = 1.0f + v619;
-        const float v622 = iron_recip_approx(v621);
-        const float v623 = v612 * v622;
-        const iron_bf16 v624 = iron_f32_to_bf16(v623);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v627 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v631 = iron_to_f32(v630);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v632 = fmaf(v627, v3, v631);
-        const float v633 = v632 * v632;  // kernels/primitives/activation.hpp:38
-        const float v635 = 0.044715f * v632;
-        const float v636 = fmaf(v635, v633, v632);
-        const float v638 = (-2.3022082f) * v636;  // kernels/primitives/activation.hpp:41
-        const float v639 = iron_exp2_approx(v638);
-        const float v641 = 1.0f + v639;
-        const float v642 = iron_recip_approx(v641);
-        const float v643 = v632 * v642;
-        const iron_bf16 v644 = iron_f32_to_bf16(v643);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v647 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v518 = iron_to_f32(v517);
+        const float v519 = fmaf(v507, v3, v518);
+        const float v520 = v519 * v519;  // kernels/primitives/activation.hpp:38
+        const float v522 = 0.044715f * v519;
+        const float v523 = fmaf(v522, v520, v519);
+        const float v525 = (-2.3022082f) * v523;  // kernels/primitives/activation.hpp:41
+        const float v526 = iron_exp2_approx(v525);
+        const float v528 = 1.0f + v526;
+        const float v529 = iron_recip_approx(v528);
+        const float v530 = v519 * v529;
+        const iron_bf16 v531 = iron_f32_to_bf16(v530);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v532 = v503 * v1;
+        const float v537 = iron_to_f32(v536);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v538 = fmaf(v508, v3, v537);
+        const float v539 = v538 * v538;  // kernels/primitives/activation.hpp:38
+        const float v541 = 0.044715f * v538;
+        const float v542 = fmaf(v541, v539, v538);
+        const float v544 = (-2.3022082f) * v542;  // kernels/primitives/activation.hpp:41
+        const float v545 = iron_exp2_approx(v544);
+        const float v547 = 1.0f + v545;
+        const float v548 = iron_recip_approx(v547);
+        const float v549 = v538 * v548;
+        const iron_bf16 v550 = iron_f32_to_bf16(v549);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v556 = iron_to_f32(v555);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v557 = fmaf(v509, v3, v556);
+        const float v558 = v557 * v557;  // kernels/primitives/activation.hpp:38
+        const float v560 = 0.044715f * v557;
+        const float v561 = fmaf(v560, v558, v557);
+        const float v563 = (-2.3022082f) * v561;  // kernels/primitives/activation.hpp:41
+        const float v564 = iron_exp2_approx(v563);
+        const float v566 = 1.0f + v564;
+        const float v567 = iron_recip_approx(v566);
+        const float v568 = v557 * v567;
+        const iron_bf16 v569 = iron_f32_to_bf16(v568);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v575 = iron_to_f32(v574);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v576 = fmaf(v510, v3, v575);
+        const float v577 = v576 * v576;  // kernels/primitives/activation.hpp:38
+        const float v579 = 0.044715f * v576;
+        const float v580 = fmaf(v579, v577, v576);
+        const float v582 = (-2.3022082f) * v580;  // kernels/primitives/activation.hpp:41
+        const float v583 = iron_exp2_approx(v582);
+        const float v585 = 1.0f + v583;
+        const float v586 = iron_recip_approx(v585);
+        const float v587 = v576 * v586;
+        const iron_bf16 v588 = iron_f32_to_bf16(v587);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v594 = iron_to_f32(v593);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v595 = fmaf(v511, v3, v594);
+        const float v596 = v595 * v595;  // kernels/primitives/activation.hpp:38
+        const float v598 = 0.044715f * v595;
+        const float v599 = fmaf(v598, v596, v595);
+        const float v601 = (-2.3022082f) * v599;  // kernels/primitives/activation.hpp:41
+        const float v602 = iron_exp2_approx(v601);
+        const float v604 = 1.0f + v602;
+        const float v605 = iron_recip_approx(v604);
+        const float v606 = v595 * v605;
+        const iron_bf16 v607 = iron_f32_to_bf16(v606);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v613 = iron_to_f32(v612);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v614 = fmaf(v512, v3, v613);
+        const float v615 = v614 * v614;  // kernels/primitives/activation.hpp:38
+        const float v617 = 0.044715f * v614;
+        const float v618 = fmaf(v617, v615, v614);
+        const float v620 = (-2.3022082f) * v618;  // kernels/primitives/activation.hpp:41
+        const float v621 = iron_exp2_approx(v620);
+        const float v623 = 1.0f + v621;
+        const float v624 = iron_recip_approx(v623);
+        const float v625 = v614 * v624;
+        const iron_bf16 v626 = iron_f32_to_bf16(v625);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v632 = iron_to_f32(v631);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v633 = fmaf(v513, v3, v632);
+        const float v634 = v633 * v633;  // kernels/primitives/activation.hpp:38
+        const float v636 = 0.044715f * v633;
+        const float v637 = fmaf(v636, v634, v633);
+        const float v639 = (-2.3022082f) * v637;  // kernels/primitives/activation.hpp:41
+        const float v640 = iron_exp2_approx(v639);
+        const float v642 = 1.0f + v640;
+        const float v643 = iron_recip_approx(v642);
+        const float v644 = v633 * v643;
+        const iron_bf16 v645 = iron_f32_to_bf16(v644);  // kernels/gemm/gemm_epilogue.cpp:67
         const float v651 = iron_to_f32(v650);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v652 = fmaf(v647, v3, v651);
+        const float v652 = fmaf(v514, v3, v651);
         const float v653 = v652 * v652;  // kernels/primitives/activation.hpp:38
         const float v655 = 0.044715f * v652;
         const float v656 = fmaf(v655, v653, v652);
@@ -908,19 +908,19 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const float v662 = iron_recip_approx(v661);
         const float v663 = v652 * v662;
         const iron_bf16 v664 = iron_f32_to_bf16(v663);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2691 = v470 + v525;
-        *reinterpret_cast<iron_bf16x8*>(out + v2691) = iron_bf16x8{{v524, v544, v564, v584, v604, v624, v644, v664}};
+        const unsigned int v2691 = v506 + v532;
+        *reinterpret_cast<iron_bf16x8*>(out + v2691) = iron_bf16x8{{v531, v550, v569, v588, v607, v626, v645, v664}};
       }
     } else {
-      const unsigned int v668 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
+      const unsigned int v668 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:448
 
       #pragma unroll 1
-      for (unsigned int v671 = v668; v671 < 4096u; v671 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-        const unsigned int v673 = v671 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+      for (unsigned int v671 = v668; v671 < 4096u; v671 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+        const unsigned int v673 = v671 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
         const unsigned int v674 = v453 + v673;
-        const unsigned int v676 = v671 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v676 = v671 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
         const unsigned int v677 = v448 + v676;
-        const bool v678 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v678 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:408
         const bool v679 = v677 < v1;
         const bool v680 = v678 && v679;
         if (v680) {
@@ -945,6 +945,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
   }
 }

@@ -755,148 +755,148 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
   const bool v429 = v425 && v428;
   const bool v434 = v429 && v56;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:442
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:462
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:424
-      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
-      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-      const unsigned int v481 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:445
+      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v475 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
       #pragma unroll 1
-      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-        const unsigned int v467 = v453 + v466;
-        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-        const unsigned int v470 = v448 + v469;
-        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-        const unsigned int v477 = v476 + v469;
-        const unsigned int v479 = v477 + v457;  // kernels/gemm/gemm_tiles.hpp:360
-        const unsigned int v482 = v477 + v481;  // kernels/gemm/gemm_tiles.hpp:361
-        const iron_f32x4 v2616 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:364
-        const float v485 = v2616.v[0];
-        const float v488 = v2616.v[1];
-        const float v491 = v2616.v[2];
-        const float v494 = v2616.v[3];
-        const iron_f32x4 v2617 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:365
-        const float v497 = v2617.v[0];
-        const float v500 = v2617.v[1];
-        const float v503 = v2617.v[2];
-        const float v506 = v2617.v[3];
-        const float v507 = v459 ? v497 : v485;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16x8 v2618 = *reinterpret_cast<const iron_bf16x8*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v510 = v2618.v[0];
-        const iron_bf16 v526 = v2618.v[1];
-        const iron_bf16 v542 = v2618.v[2];
-        const iron_bf16 v558 = v2618.v[3];
-        const iron_bf16 v574 = v2618.v[4];
-        const iron_bf16 v590 = v2618.v[5];
-        const iron_bf16 v606 = v2618.v[6];
+      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v466 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v469 = v464 >> 6u;
+        const unsigned int v470 = v469 * 72u;
+        const unsigned int v471 = v470 + v466;
+        const unsigned int v473 = v471 + v457;  // kernels/gemm/gemm_tiles.hpp:368
+        const unsigned int v476 = v471 + v475;  // kernels/gemm/gemm_tiles.hpp:369
+        const iron_f32x4 v2616 = *reinterpret_cast<const iron_f32x4*>(shm2 + v473);  // kernels/gemm/gemm_tiles.hpp:372
+        const float v479 = v2616.v[0];
+        const float v482 = v2616.v[1];
+        const float v485 = v2616.v[2];
+        const float v488 = v2616.v[3];
+        const iron_f32x4 v2617 = *reinterpret_cast<const iron_f32x4*>(shm2 + v476);  // kernels/gemm/gemm_tiles.hpp:373
+        const float v491 = v2617.v[0];
+        const float v494 = v2617.v[1];
+        const float v497 = v2617.v[2];
+        const float v500 = v2617.v[3];
+        const unsigned int v503 = v453 + v469;  // kernels/gemm/gemm_tiles.hpp:374
+        const unsigned int v506 = v448 + v466;
+        const float v507 = v459 ? v491 : v479;  // kernels/gemm/gemm_tiles.hpp:376
+        const float v508 = v459 ? v494 : v482;
+        const float v509 = v459 ? v497 : v485;
+        const float v510 = v459 ? v500 : v488;
+        const float v511 = v459 ? v479 : v491;  // kernels/gemm/gemm_tiles.hpp:379
+        const float v512 = v459 ? v482 : v494;
+        const float v513 = v459 ? v485 : v497;
+        const float v514 = v459 ? v488 : v500;
+        const iron_bf16x8 v2618 = *reinterpret_cast<const iron_bf16x8*>(bias + v506);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v517 = v2618.v[0];
+        const iron_bf16 v532 = v2618.v[1];
+        const iron_bf16 v547 = v2618.v[2];
+        const iron_bf16 v562 = v2618.v[3];
+        const iron_bf16 v577 = v2618.v[4];
+        const iron_bf16 v592 = v2618.v[5];
+        const iron_bf16 v607 = v2618.v[6];
         const iron_bf16 v622 = v2618.v[7];
-        const float v511 = iron_to_f32(v510);
-        const float v512 = fmaf(v507, v3, v511);
-        const float v514 = v512 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v515 = iron_exp2_approx(v514);
-        const float v517 = 1.0f + v515;
-        const float v518 = iron_recip_approx(v517);
-        const float v519 = v512 * v518;
-        const iron_bf16 v520 = iron_f32_to_bf16(v519);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v521 = v467 * v1;
-        const float v523 = v459 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v527 = iron_to_f32(v526);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v528 = fmaf(v523, v3, v527);
-        const float v530 = v528 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v531 = iron_exp2_approx(v530);
-        const float v533 = 1.0f + v531;
-        const float v534 = iron_recip_approx(v533);
-        const float v535 = v528 * v534;
-        const iron_bf16 v536 = iron_f32_to_bf16(v535);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v539 = v459 ? v503 : v491;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v543 = iron_to_f32(v542);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v544 = fmaf(v539, v3, v543);
-        const float v546 = v544 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v547 = iron_exp2_approx(v546);
-        const float v549 = 1.0f + v547;
-        const float v550 = iron_recip_approx(v549);
-        const float v551 = v544 * v550;
-        const iron_bf16 v552 = iron_f32_to_bf16(v551);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v555 = v459 ? v506 : v494;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v559 = iron_to_f32(v558);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v560 = fmaf(v555, v3, v559);
-        const float v562 = v560 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v563 = iron_exp2_approx(v562);
-        const float v565 = 1.0f + v563;
-        const float v566 = iron_recip_approx(v565);
-        const float v567 = v560 * v566;
-        const iron_bf16 v568 = iron_f32_to_bf16(v567);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v571 = v459 ? v485 : v497;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v575 = iron_to_f32(v574);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v576 = fmaf(v571, v3, v575);
-        const float v578 = v576 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v579 = iron_exp2_approx(v578);
-        const float v581 = 1.0f + v579;
-        const float v582 = iron_recip_approx(v581);
-        const float v583 = v576 * v582;
-        const iron_bf16 v584 = iron_f32_to_bf16(v583);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v587 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v591 = iron_to_f32(v590);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v592 = fmaf(v587, v3, v591);
-        const float v594 = v592 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v595 = iron_exp2_approx(v594);
-        const float v597 = 1.0f + v595;
-        const float v598 = iron_recip_approx(v597);
-        const float v599 = v592 * v598;
-        const iron_bf16 v600 = iron_f32_to_bf16(v599);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v603 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v607 = iron_to_f32(v606);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v608 = fmaf(v603, v3, v607);
-        const float v610 = v608 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v611 = iron_exp2_approx(v610);
-        const float v613 = 1.0f + v611;
-        const float v614 = iron_recip_approx(v613);
-        const float v615 = v608 * v614;
-        const iron_bf16 v616 = iron_f32_to_bf16(v615);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v619 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v518 = iron_to_f32(v517);
+        const float v519 = fmaf(v507, v3, v518);
+        const float v521 = v519 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v522 = iron_exp2_approx(v521);
+        const float v524 = 1.0f + v522;
+        const float v525 = iron_recip_approx(v524);
+        const float v526 = v519 * v525;
+        const iron_bf16 v527 = iron_f32_to_bf16(v526);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v528 = v503 * v1;
+        const float v533 = iron_to_f32(v532);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v534 = fmaf(v508, v3, v533);
+        const float v536 = v534 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v537 = iron_exp2_approx(v536);
+        const float v539 = 1.0f + v537;
+        const float v540 = iron_recip_approx(v539);
+        const float v541 = v534 * v540;
+        const iron_bf16 v542 = iron_f32_to_bf16(v541);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v548 = iron_to_f32(v547);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v549 = fmaf(v509, v3, v548);
+        const float v551 = v549 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v552 = iron_exp2_approx(v551);
+        const float v554 = 1.0f + v552;
+        const float v555 = iron_recip_approx(v554);
+        const float v556 = v549 * v555;
+        const iron_bf16 v557 = iron_f32_to_bf16(v556);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v563 = iron_to_f32(v562);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v564 = fmaf(v510, v3, v563);
+        const float v566 = v564 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v567 = iron_exp2_approx(v566);
+        const float v569 = 1.0f + v567;
+        const float v570 = iron_recip_approx(v569);
+        const float v571 = v564 * v570;
+        const iron_bf16 v572 = iron_f32_to_bf16(v571);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v578 = iron_to_f32(v577);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v579 = fmaf(v511, v3, v578);
+        const float v581 = v579 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v582 = iron_exp2_approx(v581);
+        const float v584 = 1.0f + v582;
+        const float v585 = iron_recip_approx(v584);
+        const float v586 = v579 * v585;
+        const iron_bf16 v587 = iron_f32_to_bf16(v586);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v593 = iron_to_f32(v592);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v594 = fmaf(v512, v3, v593);
+        const float v596 = v594 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v597 = iron_exp2_approx(v596);
+        const float v599 = 1.0f + v597;
+        const float v600 = iron_recip_approx(v599);
+        const float v601 = v594 * v600;
+        const iron_bf16 v602 = iron_f32_to_bf16(v601);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v608 = iron_to_f32(v607);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v609 = fmaf(v513, v3, v608);
+        const float v611 = v609 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v612 = iron_exp2_approx(v611);
+        const float v614 = 1.0f + v612;
+        const float v615 = iron_recip_approx(v614);
+        const float v616 = v609 * v615;
+        const iron_bf16 v617 = iron_f32_to_bf16(v616);  // kernels/gemm/gemm_epilogue.cpp:67
         const float v623 = iron_to_f32(v622);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v624 = fmaf(v619, v3, v623);
+        const float v624 = fmaf(v514, v3, v623);
         const float v626 = v624 * (-1.442695f);  // kernels/primitives/activation.hpp:28
         const float v627 = iron_exp2_approx(v626);
         const float v629 = 1.0f + v627;
         const float v630 = iron_recip_approx(v629);
         const float v631 = v624 * v630;
         const iron_bf16 v632 = iron_f32_to_bf16(v631);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2619 = v470 + v521;
-        *reinterpret_cast<iron_bf16x8*>(out + v2619) = iron_bf16x8{{v520, v536, v552, v568, v584, v600, v616, v632}};
+        const unsigned int v2619 = v506 + v528;
+        *reinterpret_cast<iron_bf16x8*>(out + v2619) = iron_bf16x8{{v527, v542, v557, v572, v587, v602, v617, v632}};
       }
     } else {
-      const unsigned int v636 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
+      const unsigned int v636 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:448
 
       #pragma unroll 1
-      for (unsigned int v639 = v636; v639 < 4096u; v639 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-        const unsigned int v641 = v639 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+      for (unsigned int v639 = v636; v639 < 4096u; v639 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+        const unsigned int v641 = v639 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
         const unsigned int v642 = v453 + v641;
-        const unsigned int v644 = v639 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v644 = v639 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
         const unsigned int v645 = v448 + v644;
-        const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:408
         const bool v647 = v645 < v1;
         const bool v648 = v646 && v647;
         if (v648) {
@@ -918,6 +918,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
   }
 }

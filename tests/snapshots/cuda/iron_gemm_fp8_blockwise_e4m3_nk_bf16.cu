@@ -352,1626 +352,1626 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_fp8_blockwise_e4m3_n
   const unsigned int v25 = v24 << 6u;
   const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v1336 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:505
-  const bool v1337 = v1336 < 4u;
-  const unsigned int v1340 = v1336 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
-  iron_frag<float, 2, 16, 128> v1342;
-  iron_frag_fill(v1342, 0.0f);
-  iron_frag<float, 2, 16, 128> v1344;  // /usr/include/c++/12/bits/stl_construct.h:119
-  iron_frag_fill(v1344, 0.0f);
-  const unsigned int v1349 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-  const unsigned int v1350 = threadIdx.x;
+  const unsigned int v1429 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:506
+  const bool v1430 = v1429 < 4u;
+  const unsigned int v1433 = v1429 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:424
+  iron_frag<float, 2, 16, 128> v1435;
+  iron_frag_fill(v1435, 0.0f);
+  iron_frag<float, 2, 16, 128> v1437;  // /usr/include/c++/12/bits/stl_construct.h:119
+  iron_frag_fill(v1437, 0.0f);
+  const unsigned int v1442 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+  const unsigned int v1443 = threadIdx.x;
 
-  for (unsigned int v1347 = 0u; v1347 < v2; v1347 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
-    for (unsigned int v1352 = v1350; v1352 < 4096u; v1352 += v1349) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v1354 = v1352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v1356 = v1352 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v1357 = v25 + v1354;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1358 = v1357 < v0;
-      const unsigned int v1359 = v1347 + v1356;
-      const bool v1360 = v1359 < v2;
-      const bool v1361 = v1358 && v1360;
-      if (v1361) {
-        const unsigned int v1363 = v1357 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v1365 = v1363 + v1347;
-        const unsigned int v1366 = v1365 + v1356;
-        const iron_f8e4m3 v1367 = a[v1366];
-        const iron_f16 v1368 = iron_f32_to_f16(iron_to_f32(v1367));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v1370 = v1354 << 6u;
-        const unsigned int v1371 = v1370 + v1356;
-        shm3[(v1371 ^ (((v1371 >> 6u) & 7u) << 3u))] = v1368;
+  for (unsigned int v1440 = 0u; v1440 < v2; v1440 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
+    for (unsigned int v1445 = v1443; v1445 < 4096u; v1445 += v1442) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1447 = v1445 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1449 = v1445 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v1450 = v25 + v1447;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1451 = v1450 < v0;
+      const unsigned int v1452 = v1440 + v1449;
+      const bool v1453 = v1452 < v2;
+      const bool v1454 = v1451 && v1453;
+      if (v1454) {
+        const unsigned int v1456 = v1450 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v1458 = v1456 + v1440;
+        const unsigned int v1459 = v1458 + v1449;
+        const iron_f8e4m3 v1460 = a[v1459];
+        const iron_f16 v1461 = iron_f32_to_f16(iron_to_f32(v1460));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v1463 = v1447 << 6u;
+        const unsigned int v1464 = v1463 + v1449;
+        shm3[(v1464 ^ (((v1464 >> 6u) & 7u) << 3u))] = v1461;
       } else {
-        const unsigned int v1373 = v1354 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v1374 = v1373 + v1356;
-        shm3[(v1374 ^ (((v1374 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1466 = v1447 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v1467 = v1466 + v1449;
+        shm3[(v1467 ^ (((v1467 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1380 = v1350; v1380 < 8192u; v1380 += v1349) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v1382 = v1380 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v1384 = v1380 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v1385 = v29 + v1382;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1386 = v1385 < v1;
-      const unsigned int v1387 = v1347 + v1384;
-      const bool v1388 = v1387 < v2;
-      const bool v1389 = v1386 && v1388;
-      if (v1389) {
-        const unsigned int v1391 = v1385 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v1393 = v1391 + v1347;
-        const unsigned int v1394 = v1393 + v1384;
-        const iron_f8e4m3 v1395 = b[v1394];
-        const iron_f16 v1396 = iron_f32_to_f16(iron_to_f32(v1395));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v1398 = v1382 << 6u;
-        const unsigned int v1399 = v1398 + v1384;
-        shm4[(v1399 ^ (((v1399 >> 6u) & 7u) << 3u))] = v1396;
+    for (unsigned int v1473 = v1443; v1473 < 8192u; v1473 += v1442) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1475 = v1473 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1477 = v1473 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v1478 = v29 + v1475;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1479 = v1478 < v1;
+      const unsigned int v1480 = v1440 + v1477;
+      const bool v1481 = v1480 < v2;
+      const bool v1482 = v1479 && v1481;
+      if (v1482) {
+        const unsigned int v1484 = v1478 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v1486 = v1484 + v1440;
+        const unsigned int v1487 = v1486 + v1477;
+        const iron_f8e4m3 v1488 = b[v1487];
+        const iron_f16 v1489 = iron_f32_to_f16(iron_to_f32(v1488));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v1491 = v1475 << 6u;
+        const unsigned int v1492 = v1491 + v1477;
+        shm4[(v1492 ^ (((v1492 >> 6u) & 7u) << 3u))] = v1489;
       } else {
-        const unsigned int v1401 = v1382 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v1402 = v1401 + v1384;
-        shm4[(v1402 ^ (((v1402 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1494 = v1475 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v1495 = v1494 + v1477;
+        shm4[(v1495 ^ (((v1495 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
-    if (v1337) {  // kernels/gemm/gemm_warpgroup.hpp:520
-      const unsigned int v1410 = v1340 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
-      const unsigned int v1411 = v1410 << 6u;
-      const unsigned int v2708 = v1336 & 3u;
-      const unsigned int v2710 = v2708 << 4u;
-      const unsigned int v2712 = v2710 << 6u;
-      const unsigned int v2714 = v1411 + v2712;
-      iron_frag<iron_f16, 0, 16, 16> v2721;
-      iron_frag_fill(v2721, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2721, shm3, v2714, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2723;
-      iron_frag_fill(v2723, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2723, shm4, 0u, 64u);
-      iron_frag_mma_sync(v1344, v2721, v2723);
-      const unsigned int v2725 = v2714 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2730;
-      iron_frag_fill(v2730, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2730, shm3, v2725, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2732;
-      iron_frag_fill(v2732, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2732, shm4, 16u, 64u);
-      iron_frag_mma_sync(v1344, v2730, v2732);
-      const unsigned int v2734 = v2714 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2739;
-      iron_frag_fill(v2739, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2739, shm3, v2734, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2741;
-      iron_frag_fill(v2741, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2741, shm4, 32u, 64u);
-      iron_frag_mma_sync(v1344, v2739, v2741);
-      const unsigned int v2743 = v2714 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2748;
-      iron_frag_fill(v2748, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2748, shm3, v2743, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2750;
-      iron_frag_fill(v2750, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2750, shm4, 48u, 64u);
-      iron_frag_mma_sync(v1344, v2748, v2750);
-      const unsigned int v1416 = v1347 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:471
-      const unsigned int v1417 = v1416 & 127u;
-      const bool v1418 = v1417 == 0u;
-      const bool v1421 = v1416 >= v2;
-      const bool v1422 = v1418 || v1421;
-      if (v1422) {
-        const unsigned int v1424 = v1347 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:473
-        const unsigned int v1432 = v25 + v1410;  // kernels/gemm/gemm_warpgroup.hpp:437
-        const unsigned int v1433 = v1432 + v2710;
-        iron_frag<float, 2, 16, 8> v1435;  // kernels/gemm/gemm_warpgroup.hpp:438
-        iron_frag_fill(v1435, 0.0f);
-        const unsigned int v1437 = static_cast<unsigned int>(v1435.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:439
-        const unsigned int v1440 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:440
-        const unsigned int v1441 = v1433 + v1437;
-        const unsigned int v1442 = min(v1441, v1440);
-        const unsigned int v1443 = v1442 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1444 = v1443 + v1424;
-        const float v1445 = scale_a[v1444];
-        v1435.x[0] = v1445;  // kernels/gemm/gemm_warpgroup.hpp:439
-        const unsigned int v1447 = static_cast<unsigned int>(v1435.row(1, iron_linear_thread() & 31u));
-        const unsigned int v1451 = v1433 + v1447;  // kernels/gemm/gemm_warpgroup.hpp:440
-        const unsigned int v1452 = min(v1451, v1440);
-        const unsigned int v1453 = v1452 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1454 = v1453 + v1424;
-        const float v1455 = scale_a[v1454];
-        v1435.x[1] = v1455;  // kernels/gemm/gemm_warpgroup.hpp:439
-        const unsigned int v1457 = static_cast<unsigned int>(v1435.row(2, iron_linear_thread() & 31u));
-        const unsigned int v1461 = v1433 + v1457;  // kernels/gemm/gemm_warpgroup.hpp:440
-        const unsigned int v1462 = min(v1461, v1440);
-        const unsigned int v1463 = v1462 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1464 = v1463 + v1424;
-        const float v1465 = scale_a[v1464];
-        v1435.x[2] = v1465;  // kernels/gemm/gemm_warpgroup.hpp:439
-        const unsigned int v1467 = static_cast<unsigned int>(v1435.row(3, iron_linear_thread() & 31u));
-        const unsigned int v1471 = v1433 + v1467;  // kernels/gemm/gemm_warpgroup.hpp:440
-        const unsigned int v1472 = min(v1471, v1440);
-        const unsigned int v1473 = v1472 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1474 = v1473 + v1424;
-        const float v1475 = scale_a[v1474];
-        v1435.x[3] = v1475;  // kernels/gemm/gemm_warpgroup.hpp:439
-        const unsigned int v1477 = v29 >> 7u;  // kernels/gemm/gemm_fp8.cpp:102
-        const unsigned int v1478 = v1477 * v6;
-        const unsigned int v1479 = v1478 + v1424;
-        const float v1480 = scale_b[v1479];
-        const float v1481 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1482 = v1481 * v1480;
-        const float v1483 = v1344.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1484 = v1483 * v1482;
-        const float v1485 = v1342.x[0];
-        const float v1486 = v1485 + v1484;
-        v1342.x[0] = v1486;
-        v1344.x[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1488 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1489 = v1488 * v1480;
-        const float v1490 = v1344.x[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1491 = v1490 * v1489;
-        const float v1492 = v1342.x[1];
-        const float v1493 = v1492 + v1491;
-        v1342.x[1] = v1493;
-        v1344.x[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1495 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1496 = v1495 * v1480;
-        const float v1497 = v1344.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1498 = v1497 * v1496;
-        const float v1499 = v1342.x[2];
-        const float v1500 = v1499 + v1498;
-        v1342.x[2] = v1500;
-        v1344.x[2] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1502 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1503 = v1502 * v1480;
-        const float v1504 = v1344.x[3];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1505 = v1504 * v1503;
-        const float v1506 = v1342.x[3];
-        const float v1507 = v1506 + v1505;
-        v1342.x[3] = v1507;
-        v1344.x[3] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1509 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1510 = v1509 * v1480;
-        const float v1511 = v1344.x[4];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1512 = v1511 * v1510;
-        const float v1513 = v1342.x[4];
-        const float v1514 = v1513 + v1512;
-        v1342.x[4] = v1514;
-        v1344.x[4] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1516 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1517 = v1516 * v1480;
-        const float v1518 = v1344.x[5];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1519 = v1518 * v1517;
-        const float v1520 = v1342.x[5];
-        const float v1521 = v1520 + v1519;
-        v1342.x[5] = v1521;
-        v1344.x[5] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1523 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1524 = v1523 * v1480;
-        const float v1525 = v1344.x[6];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1526 = v1525 * v1524;
-        const float v1527 = v1342.x[6];
-        const float v1528 = v1527 + v1526;
-        v1342.x[6] = v1528;
-        v1344.x[6] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1530 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1531 = v1530 * v1480;
-        const float v1532 = v1344.x[7];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1533 = v1532 * v1531;
-        const float v1534 = v1342.x[7];
-        const float v1535 = v1534 + v1533;
-        v1342.x[7] = v1535;
-        v1344.x[7] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1537 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1538 = v1537 * v1480;
-        const float v1539 = v1344.x[8];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1540 = v1539 * v1538;
-        const float v1541 = v1342.x[8];
-        const float v1542 = v1541 + v1540;
-        v1342.x[8] = v1542;
-        v1344.x[8] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1544 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1545 = v1544 * v1480;
-        const float v1546 = v1344.x[9];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1547 = v1546 * v1545;
-        const float v1548 = v1342.x[9];
-        const float v1549 = v1548 + v1547;
-        v1342.x[9] = v1549;
-        v1344.x[9] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1551 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1552 = v1551 * v1480;
-        const float v1553 = v1344.x[10];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1554 = v1553 * v1552;
-        const float v1555 = v1342.x[10];
-        const float v1556 = v1555 + v1554;
-        v1342.x[10] = v1556;
-        v1344.x[10] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1558 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1559 = v1558 * v1480;
-        const float v1560 = v1344.x[11];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1561 = v1560 * v1559;
-        const float v1562 = v1342.x[11];
-        const float v1563 = v1562 + v1561;
-        v1342.x[11] = v1563;
-        v1344.x[11] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1565 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1566 = v1565 * v1480;
-        const float v1567 = v1344.x[12];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1568 = v1567 * v1566;
-        const float v1569 = v1342.x[12];
-        const float v1570 = v1569 + v1568;
-        v1342.x[12] = v1570;
-        v1344.x[12] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1572 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1573 = v1572 * v1480;
-        const float v1574 = v1344.x[13];  // kernels/gemm/gemm_warpgroup.hpp:445
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
+    if (v1430) {  // kernels/gemm/gemm_warpgroup.hpp:521
+      const unsigned int v1503 = v1433 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
+      const unsigned int v1504 = v1503 << 6u;
+      const unsigned int v2801 = v1429 & 3u;
+      const unsigned int v2803 = v2801 << 4u;
+      const unsigned int v2805 = v2803 << 6u;
+      const unsigned int v2807 = v1504 + v2805;
+      iron_frag<iron_f16, 0, 16, 16> v2814;
+      iron_frag_fill(v2814, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2814, shm3, v2807, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2816;
+      iron_frag_fill(v2816, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2816, shm4, 0u, 64u);
+      iron_frag_mma_sync(v1437, v2814, v2816);
+      const unsigned int v2818 = v2807 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2823;
+      iron_frag_fill(v2823, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2823, shm3, v2818, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2825;
+      iron_frag_fill(v2825, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2825, shm4, 16u, 64u);
+      iron_frag_mma_sync(v1437, v2823, v2825);
+      const unsigned int v2827 = v2807 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2832;
+      iron_frag_fill(v2832, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2832, shm3, v2827, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2834;
+      iron_frag_fill(v2834, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2834, shm4, 32u, 64u);
+      iron_frag_mma_sync(v1437, v2832, v2834);
+      const unsigned int v2836 = v2807 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2841;
+      iron_frag_fill(v2841, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2841, shm3, v2836, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2843;
+      iron_frag_fill(v2843, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2843, shm4, 48u, 64u);
+      iron_frag_mma_sync(v1437, v2841, v2843);
+      const unsigned int v1509 = v1440 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:472
+      const unsigned int v1510 = v1509 & 127u;
+      const bool v1511 = v1510 == 0u;
+      const bool v1514 = v1509 >= v2;
+      const bool v1515 = v1511 || v1514;
+      if (v1515) {
+        const unsigned int v1517 = v1440 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:474
+        const unsigned int v1525 = v25 + v1503;  // kernels/gemm/gemm_warpgroup.hpp:438
+        const unsigned int v1526 = v1525 + v2803;
+        iron_frag<float, 2, 16, 8> v1528;  // kernels/gemm/gemm_warpgroup.hpp:439
+        iron_frag_fill(v1528, 0.0f);
+        const unsigned int v1530 = static_cast<unsigned int>(v1528.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:440
+        const unsigned int v1533 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:441
+        const unsigned int v1534 = v1526 + v1530;
+        const unsigned int v1535 = min(v1534, v1533);
+        const unsigned int v1536 = v1535 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1537 = v1536 + v1517;
+        const float v1538 = scale_a[v1537];
+        v1528.x[0] = v1538;  // kernels/gemm/gemm_warpgroup.hpp:440
+        const unsigned int v1540 = static_cast<unsigned int>(v1528.row(1, iron_linear_thread() & 31u));
+        const unsigned int v1544 = v1526 + v1540;  // kernels/gemm/gemm_warpgroup.hpp:441
+        const unsigned int v1545 = min(v1544, v1533);
+        const unsigned int v1546 = v1545 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1547 = v1546 + v1517;
+        const float v1548 = scale_a[v1547];
+        v1528.x[1] = v1548;  // kernels/gemm/gemm_warpgroup.hpp:440
+        const unsigned int v1550 = static_cast<unsigned int>(v1528.row(2, iron_linear_thread() & 31u));
+        const unsigned int v1554 = v1526 + v1550;  // kernels/gemm/gemm_warpgroup.hpp:441
+        const unsigned int v1555 = min(v1554, v1533);
+        const unsigned int v1556 = v1555 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1557 = v1556 + v1517;
+        const float v1558 = scale_a[v1557];
+        v1528.x[2] = v1558;  // kernels/gemm/gemm_warpgroup.hpp:440
+        const unsigned int v1560 = static_cast<unsigned int>(v1528.row(3, iron_linear_thread() & 31u));
+        const unsigned int v1564 = v1526 + v1560;  // kernels/gemm/gemm_warpgroup.hpp:441
+        const unsigned int v1565 = min(v1564, v1533);
+        const unsigned int v1566 = v1565 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1567 = v1566 + v1517;
+        const float v1568 = scale_a[v1567];
+        v1528.x[3] = v1568;  // kernels/gemm/gemm_warpgroup.hpp:440
+        const unsigned int v1570 = v29 >> 7u;  // kernels/gemm/gemm_fp8.cpp:102
+        const unsigned int v1571 = v1570 * v6;
+        const unsigned int v1572 = v1571 + v1517;
+        const float v1573 = scale_b[v1572];
+        const float v1574 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
         const float v1575 = v1574 * v1573;
-        const float v1576 = v1342.x[13];
-        const float v1577 = v1576 + v1575;
-        v1342.x[13] = v1577;
-        v1344.x[13] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1579 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1580 = v1579 * v1480;
-        const float v1581 = v1344.x[14];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1582 = v1581 * v1580;
-        const float v1583 = v1342.x[14];
-        const float v1584 = v1583 + v1582;
-        v1342.x[14] = v1584;
-        v1344.x[14] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1586 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1587 = v1586 * v1480;
-        const float v1588 = v1344.x[15];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1589 = v1588 * v1587;
-        const float v1590 = v1342.x[15];
-        const float v1591 = v1590 + v1589;
-        v1342.x[15] = v1591;
-        v1344.x[15] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1593 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1594 = v1593 * v1480;
-        const float v1595 = v1344.x[16];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1596 = v1595 * v1594;
-        const float v1597 = v1342.x[16];
-        const float v1598 = v1597 + v1596;
-        v1342.x[16] = v1598;
-        v1344.x[16] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1600 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1601 = v1600 * v1480;
-        const float v1602 = v1344.x[17];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1603 = v1602 * v1601;
-        const float v1604 = v1342.x[17];
-        const float v1605 = v1604 + v1603;
-        v1342.x[17] = v1605;
-        v1344.x[17] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1607 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1608 = v1607 * v1480;
-        const float v1609 = v1344.x[18];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1610 = v1609 * v1608;
-        const float v1611 = v1342.x[18];
-        const float v1612 = v1611 + v1610;
-        v1342.x[18] = v1612;
-        v1344.x[18] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1614 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1615 = v1614 * v1480;
-        const float v1616 = v1344.x[19];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1617 = v1616 * v1615;
-        const float v1618 = v1342.x[19];
-        const float v1619 = v1618 + v1617;
-        v1342.x[19] = v1619;
-        v1344.x[19] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1621 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1622 = v1621 * v1480;
-        const float v1623 = v1344.x[20];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1624 = v1623 * v1622;
-        const float v1625 = v1342.x[20];
-        const float v1626 = v1625 + v1624;
-        v1342.x[20] = v1626;
-        v1344.x[20] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1628 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1629 = v1628 * v1480;
-        const float v1630 = v1344.x[21];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1631 = v1630 * v1629;
-        const float v1632 = v1342.x[21];
-        const float v1633 = v1632 + v1631;
-        v1342.x[21] = v1633;
-        v1344.x[21] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1635 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1636 = v1635 * v1480;
-        const float v1637 = v1344.x[22];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1638 = v1637 * v1636;
-        const float v1639 = v1342.x[22];
-        const float v1640 = v1639 + v1638;
-        v1342.x[22] = v1640;
-        v1344.x[22] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1642 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1643 = v1642 * v1480;
-        const float v1644 = v1344.x[23];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1645 = v1644 * v1643;
-        const float v1646 = v1342.x[23];
-        const float v1647 = v1646 + v1645;
-        v1342.x[23] = v1647;
-        v1344.x[23] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1649 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1650 = v1649 * v1480;
-        const float v1651 = v1344.x[24];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1652 = v1651 * v1650;
-        const float v1653 = v1342.x[24];
-        const float v1654 = v1653 + v1652;
-        v1342.x[24] = v1654;
-        v1344.x[24] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1656 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1657 = v1656 * v1480;
-        const float v1658 = v1344.x[25];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1659 = v1658 * v1657;
-        const float v1660 = v1342.x[25];
-        const float v1661 = v1660 + v1659;
-        v1342.x[25] = v1661;
-        v1344.x[25] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1663 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1664 = v1663 * v1480;
-        const float v1665 = v1344.x[26];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1666 = v1665 * v1664;
-        const float v1667 = v1342.x[26];
-        const float v1668 = v1667 + v1666;
-        v1342.x[26] = v1668;
-        v1344.x[26] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1670 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1671 = v1670 * v1480;
-        const float v1672 = v1344.x[27];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1673 = v1672 * v1671;
-        const float v1674 = v1342.x[27];
-        const float v1675 = v1674 + v1673;
-        v1342.x[27] = v1675;
-        v1344.x[27] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1677 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1678 = v1677 * v1480;
-        const float v1679 = v1344.x[28];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1680 = v1679 * v1678;
-        const float v1681 = v1342.x[28];
-        const float v1682 = v1681 + v1680;
-        v1342.x[28] = v1682;
-        v1344.x[28] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1684 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1685 = v1684 * v1480;
-        const float v1686 = v1344.x[29];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1687 = v1686 * v1685;
-        const float v1688 = v1342.x[29];
-        const float v1689 = v1688 + v1687;
-        v1342.x[29] = v1689;
-        v1344.x[29] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1691 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1692 = v1691 * v1480;
-        const float v1693 = v1344.x[30];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1694 = v1693 * v1692;
-        const float v1695 = v1342.x[30];
-        const float v1696 = v1695 + v1694;
-        v1342.x[30] = v1696;
-        v1344.x[30] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1698 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1699 = v1698 * v1480;
-        const float v1700 = v1344.x[31];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1701 = v1700 * v1699;
-        const float v1702 = v1342.x[31];
-        const float v1703 = v1702 + v1701;
-        v1342.x[31] = v1703;
-        v1344.x[31] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1705 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1706 = v1705 * v1480;
-        const float v1707 = v1344.x[32];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1708 = v1707 * v1706;
-        const float v1709 = v1342.x[32];
-        const float v1710 = v1709 + v1708;
-        v1342.x[32] = v1710;
-        v1344.x[32] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1712 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1713 = v1712 * v1480;
-        const float v1714 = v1344.x[33];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1715 = v1714 * v1713;
-        const float v1716 = v1342.x[33];
-        const float v1717 = v1716 + v1715;
-        v1342.x[33] = v1717;
-        v1344.x[33] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1719 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1720 = v1719 * v1480;
-        const float v1721 = v1344.x[34];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1722 = v1721 * v1720;
-        const float v1723 = v1342.x[34];
-        const float v1724 = v1723 + v1722;
-        v1342.x[34] = v1724;
-        v1344.x[34] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1726 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1727 = v1726 * v1480;
-        const float v1728 = v1344.x[35];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1729 = v1728 * v1727;
-        const float v1730 = v1342.x[35];
-        const float v1731 = v1730 + v1729;
-        v1342.x[35] = v1731;
-        v1344.x[35] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1733 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1734 = v1733 * v1480;
-        const float v1735 = v1344.x[36];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1736 = v1735 * v1734;
-        const float v1737 = v1342.x[36];
-        const float v1738 = v1737 + v1736;
-        v1342.x[36] = v1738;
-        v1344.x[36] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1740 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1741 = v1740 * v1480;
-        const float v1742 = v1344.x[37];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1743 = v1742 * v1741;
-        const float v1744 = v1342.x[37];
-        const float v1745 = v1744 + v1743;
-        v1342.x[37] = v1745;
-        v1344.x[37] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1747 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1748 = v1747 * v1480;
-        const float v1749 = v1344.x[38];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1750 = v1749 * v1748;
-        const float v1751 = v1342.x[38];
-        const float v1752 = v1751 + v1750;
-        v1342.x[38] = v1752;
-        v1344.x[38] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1754 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1755 = v1754 * v1480;
-        const float v1756 = v1344.x[39];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1757 = v1756 * v1755;
-        const float v1758 = v1342.x[39];
-        const float v1759 = v1758 + v1757;
-        v1342.x[39] = v1759;
-        v1344.x[39] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1761 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1762 = v1761 * v1480;
-        const float v1763 = v1344.x[40];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1764 = v1763 * v1762;
-        const float v1765 = v1342.x[40];
-        const float v1766 = v1765 + v1764;
-        v1342.x[40] = v1766;
-        v1344.x[40] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1768 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1769 = v1768 * v1480;
-        const float v1770 = v1344.x[41];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1771 = v1770 * v1769;
-        const float v1772 = v1342.x[41];
-        const float v1773 = v1772 + v1771;
-        v1342.x[41] = v1773;
-        v1344.x[41] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1775 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1776 = v1775 * v1480;
-        const float v1777 = v1344.x[42];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1778 = v1777 * v1776;
-        const float v1779 = v1342.x[42];
-        const float v1780 = v1779 + v1778;
-        v1342.x[42] = v1780;
-        v1344.x[42] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1782 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1783 = v1782 * v1480;
-        const float v1784 = v1344.x[43];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1785 = v1784 * v1783;
-        const float v1786 = v1342.x[43];
-        const float v1787 = v1786 + v1785;
-        v1342.x[43] = v1787;
-        v1344.x[43] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1789 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1790 = v1789 * v1480;
-        const float v1791 = v1344.x[44];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1792 = v1791 * v1790;
-        const float v1793 = v1342.x[44];
-        const float v1794 = v1793 + v1792;
-        v1342.x[44] = v1794;
-        v1344.x[44] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1796 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1797 = v1796 * v1480;
-        const float v1798 = v1344.x[45];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1799 = v1798 * v1797;
-        const float v1800 = v1342.x[45];
-        const float v1801 = v1800 + v1799;
-        v1342.x[45] = v1801;
-        v1344.x[45] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1803 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1804 = v1803 * v1480;
-        const float v1805 = v1344.x[46];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1806 = v1805 * v1804;
-        const float v1807 = v1342.x[46];
-        const float v1808 = v1807 + v1806;
-        v1342.x[46] = v1808;
-        v1344.x[46] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1810 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1811 = v1810 * v1480;
-        const float v1812 = v1344.x[47];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1813 = v1812 * v1811;
-        const float v1814 = v1342.x[47];
-        const float v1815 = v1814 + v1813;
-        v1342.x[47] = v1815;
-        v1344.x[47] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1817 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1818 = v1817 * v1480;
-        const float v1819 = v1344.x[48];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1820 = v1819 * v1818;
-        const float v1821 = v1342.x[48];
-        const float v1822 = v1821 + v1820;
-        v1342.x[48] = v1822;
-        v1344.x[48] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1824 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1825 = v1824 * v1480;
-        const float v1826 = v1344.x[49];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1827 = v1826 * v1825;
-        const float v1828 = v1342.x[49];
-        const float v1829 = v1828 + v1827;
-        v1342.x[49] = v1829;
-        v1344.x[49] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1831 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1832 = v1831 * v1480;
-        const float v1833 = v1344.x[50];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1834 = v1833 * v1832;
-        const float v1835 = v1342.x[50];
-        const float v1836 = v1835 + v1834;
-        v1342.x[50] = v1836;
-        v1344.x[50] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1838 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1839 = v1838 * v1480;
-        const float v1840 = v1344.x[51];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1841 = v1840 * v1839;
-        const float v1842 = v1342.x[51];
-        const float v1843 = v1842 + v1841;
-        v1342.x[51] = v1843;
-        v1344.x[51] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1845 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1846 = v1845 * v1480;
-        const float v1847 = v1344.x[52];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1848 = v1847 * v1846;
-        const float v1849 = v1342.x[52];
-        const float v1850 = v1849 + v1848;
-        v1342.x[52] = v1850;
-        v1344.x[52] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1852 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1853 = v1852 * v1480;
-        const float v1854 = v1344.x[53];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1855 = v1854 * v1853;
-        const float v1856 = v1342.x[53];
-        const float v1857 = v1856 + v1855;
-        v1342.x[53] = v1857;
-        v1344.x[53] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1859 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1860 = v1859 * v1480;
-        const float v1861 = v1344.x[54];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1862 = v1861 * v1860;
-        const float v1863 = v1342.x[54];
-        const float v1864 = v1863 + v1862;
-        v1342.x[54] = v1864;
-        v1344.x[54] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1866 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1867 = v1866 * v1480;
-        const float v1868 = v1344.x[55];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1869 = v1868 * v1867;
-        const float v1870 = v1342.x[55];
-        const float v1871 = v1870 + v1869;
-        v1342.x[55] = v1871;
-        v1344.x[55] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1873 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1874 = v1873 * v1480;
-        const float v1875 = v1344.x[56];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1876 = v1875 * v1874;
-        const float v1877 = v1342.x[56];
-        const float v1878 = v1877 + v1876;
-        v1342.x[56] = v1878;
-        v1344.x[56] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1880 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1881 = v1880 * v1480;
-        const float v1882 = v1344.x[57];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1883 = v1882 * v1881;
-        const float v1884 = v1342.x[57];
-        const float v1885 = v1884 + v1883;
-        v1342.x[57] = v1885;
-        v1344.x[57] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1887 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1888 = v1887 * v1480;
-        const float v1889 = v1344.x[58];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1890 = v1889 * v1888;
-        const float v1891 = v1342.x[58];
-        const float v1892 = v1891 + v1890;
-        v1342.x[58] = v1892;
-        v1344.x[58] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1894 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1895 = v1894 * v1480;
-        const float v1896 = v1344.x[59];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1897 = v1896 * v1895;
-        const float v1898 = v1342.x[59];
-        const float v1899 = v1898 + v1897;
-        v1342.x[59] = v1899;
-        v1344.x[59] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1901 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1902 = v1901 * v1480;
-        const float v1903 = v1344.x[60];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1904 = v1903 * v1902;
-        const float v1905 = v1342.x[60];
-        const float v1906 = v1905 + v1904;
-        v1342.x[60] = v1906;
-        v1344.x[60] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1908 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1909 = v1908 * v1480;
-        const float v1910 = v1344.x[61];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1911 = v1910 * v1909;
-        const float v1912 = v1342.x[61];
-        const float v1913 = v1912 + v1911;
-        v1342.x[61] = v1913;
-        v1344.x[61] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1915 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1916 = v1915 * v1480;
-        const float v1917 = v1344.x[62];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1918 = v1917 * v1916;
-        const float v1919 = v1342.x[62];
-        const float v1920 = v1919 + v1918;
-        v1342.x[62] = v1920;
-        v1344.x[62] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1922 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1923 = v1922 * v1480;
-        const float v1924 = v1344.x[63];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1925 = v1924 * v1923;
-        const float v1926 = v1342.x[63];
-        const float v1927 = v1926 + v1925;
-        v1342.x[63] = v1927;
-        v1344.x[63] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1576 = v1437.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1577 = v1576 * v1575;
+        const float v1578 = v1435.x[0];
+        const float v1579 = v1578 + v1577;
+        v1435.x[0] = v1579;
+        v1437.x[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1581 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1582 = v1581 * v1573;
+        const float v1583 = v1437.x[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1584 = v1583 * v1582;
+        const float v1585 = v1435.x[1];
+        const float v1586 = v1585 + v1584;
+        v1435.x[1] = v1586;
+        v1437.x[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1588 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1589 = v1588 * v1573;
+        const float v1590 = v1437.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1591 = v1590 * v1589;
+        const float v1592 = v1435.x[2];
+        const float v1593 = v1592 + v1591;
+        v1435.x[2] = v1593;
+        v1437.x[2] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1595 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1596 = v1595 * v1573;
+        const float v1597 = v1437.x[3];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1598 = v1597 * v1596;
+        const float v1599 = v1435.x[3];
+        const float v1600 = v1599 + v1598;
+        v1435.x[3] = v1600;
+        v1437.x[3] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1602 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1603 = v1602 * v1573;
+        const float v1604 = v1437.x[4];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1605 = v1604 * v1603;
+        const float v1606 = v1435.x[4];
+        const float v1607 = v1606 + v1605;
+        v1435.x[4] = v1607;
+        v1437.x[4] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1609 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1610 = v1609 * v1573;
+        const float v1611 = v1437.x[5];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1612 = v1611 * v1610;
+        const float v1613 = v1435.x[5];
+        const float v1614 = v1613 + v1612;
+        v1435.x[5] = v1614;
+        v1437.x[5] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1616 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1617 = v1616 * v1573;
+        const float v1618 = v1437.x[6];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1619 = v1618 * v1617;
+        const float v1620 = v1435.x[6];
+        const float v1621 = v1620 + v1619;
+        v1435.x[6] = v1621;
+        v1437.x[6] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1623 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1624 = v1623 * v1573;
+        const float v1625 = v1437.x[7];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1626 = v1625 * v1624;
+        const float v1627 = v1435.x[7];
+        const float v1628 = v1627 + v1626;
+        v1435.x[7] = v1628;
+        v1437.x[7] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1630 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1631 = v1630 * v1573;
+        const float v1632 = v1437.x[8];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1633 = v1632 * v1631;
+        const float v1634 = v1435.x[8];
+        const float v1635 = v1634 + v1633;
+        v1435.x[8] = v1635;
+        v1437.x[8] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1637 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1638 = v1637 * v1573;
+        const float v1639 = v1437.x[9];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1640 = v1639 * v1638;
+        const float v1641 = v1435.x[9];
+        const float v1642 = v1641 + v1640;
+        v1435.x[9] = v1642;
+        v1437.x[9] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1644 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1645 = v1644 * v1573;
+        const float v1646 = v1437.x[10];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1647 = v1646 * v1645;
+        const float v1648 = v1435.x[10];
+        const float v1649 = v1648 + v1647;
+        v1435.x[10] = v1649;
+        v1437.x[10] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1651 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1652 = v1651 * v1573;
+        const float v1653 = v1437.x[11];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1654 = v1653 * v1652;
+        const float v1655 = v1435.x[11];
+        const float v1656 = v1655 + v1654;
+        v1435.x[11] = v1656;
+        v1437.x[11] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1658 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1659 = v1658 * v1573;
+        const float v1660 = v1437.x[12];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1661 = v1660 * v1659;
+        const float v1662 = v1435.x[12];
+        const float v1663 = v1662 + v1661;
+        v1435.x[12] = v1663;
+        v1437.x[12] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1665 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1666 = v1665 * v1573;
+        const float v1667 = v1437.x[13];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1668 = v1667 * v1666;
+        const float v1669 = v1435.x[13];
+        const float v1670 = v1669 + v1668;
+        v1435.x[13] = v1670;
+        v1437.x[13] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1672 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1673 = v1672 * v1573;
+        const float v1674 = v1437.x[14];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1675 = v1674 * v1673;
+        const float v1676 = v1435.x[14];
+        const float v1677 = v1676 + v1675;
+        v1435.x[14] = v1677;
+        v1437.x[14] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1679 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1680 = v1679 * v1573;
+        const float v1681 = v1437.x[15];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1682 = v1681 * v1680;
+        const float v1683 = v1435.x[15];
+        const float v1684 = v1683 + v1682;
+        v1435.x[15] = v1684;
+        v1437.x[15] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1686 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1687 = v1686 * v1573;
+        const float v1688 = v1437.x[16];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1689 = v1688 * v1687;
+        const float v1690 = v1435.x[16];
+        const float v1691 = v1690 + v1689;
+        v1435.x[16] = v1691;
+        v1437.x[16] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1693 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1694 = v1693 * v1573;
+        const float v1695 = v1437.x[17];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1696 = v1695 * v1694;
+        const float v1697 = v1435.x[17];
+        const float v1698 = v1697 + v1696;
+        v1435.x[17] = v1698;
+        v1437.x[17] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1700 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1701 = v1700 * v1573;
+        const float v1702 = v1437.x[18];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1703 = v1702 * v1701;
+        const float v1704 = v1435.x[18];
+        const float v1705 = v1704 + v1703;
+        v1435.x[18] = v1705;
+        v1437.x[18] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1707 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1708 = v1707 * v1573;
+        const float v1709 = v1437.x[19];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1710 = v1709 * v1708;
+        const float v1711 = v1435.x[19];
+        const float v1712 = v1711 + v1710;
+        v1435.x[19] = v1712;
+        v1437.x[19] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1714 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1715 = v1714 * v1573;
+        const float v1716 = v1437.x[20];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1717 = v1716 * v1715;
+        const float v1718 = v1435.x[20];
+        const float v1719 = v1718 + v1717;
+        v1435.x[20] = v1719;
+        v1437.x[20] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1721 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1722 = v1721 * v1573;
+        const float v1723 = v1437.x[21];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1724 = v1723 * v1722;
+        const float v1725 = v1435.x[21];
+        const float v1726 = v1725 + v1724;
+        v1435.x[21] = v1726;
+        v1437.x[21] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1728 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1729 = v1728 * v1573;
+        const float v1730 = v1437.x[22];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1731 = v1730 * v1729;
+        const float v1732 = v1435.x[22];
+        const float v1733 = v1732 + v1731;
+        v1435.x[22] = v1733;
+        v1437.x[22] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1735 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1736 = v1735 * v1573;
+        const float v1737 = v1437.x[23];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1738 = v1737 * v1736;
+        const float v1739 = v1435.x[23];
+        const float v1740 = v1739 + v1738;
+        v1435.x[23] = v1740;
+        v1437.x[23] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1742 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1743 = v1742 * v1573;
+        const float v1744 = v1437.x[24];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1745 = v1744 * v1743;
+        const float v1746 = v1435.x[24];
+        const float v1747 = v1746 + v1745;
+        v1435.x[24] = v1747;
+        v1437.x[24] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1749 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1750 = v1749 * v1573;
+        const float v1751 = v1437.x[25];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1752 = v1751 * v1750;
+        const float v1753 = v1435.x[25];
+        const float v1754 = v1753 + v1752;
+        v1435.x[25] = v1754;
+        v1437.x[25] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1756 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1757 = v1756 * v1573;
+        const float v1758 = v1437.x[26];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1759 = v1758 * v1757;
+        const float v1760 = v1435.x[26];
+        const float v1761 = v1760 + v1759;
+        v1435.x[26] = v1761;
+        v1437.x[26] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1763 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1764 = v1763 * v1573;
+        const float v1765 = v1437.x[27];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1766 = v1765 * v1764;
+        const float v1767 = v1435.x[27];
+        const float v1768 = v1767 + v1766;
+        v1435.x[27] = v1768;
+        v1437.x[27] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1770 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1771 = v1770 * v1573;
+        const float v1772 = v1437.x[28];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1773 = v1772 * v1771;
+        const float v1774 = v1435.x[28];
+        const float v1775 = v1774 + v1773;
+        v1435.x[28] = v1775;
+        v1437.x[28] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1777 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1778 = v1777 * v1573;
+        const float v1779 = v1437.x[29];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1780 = v1779 * v1778;
+        const float v1781 = v1435.x[29];
+        const float v1782 = v1781 + v1780;
+        v1435.x[29] = v1782;
+        v1437.x[29] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1784 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1785 = v1784 * v1573;
+        const float v1786 = v1437.x[30];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1787 = v1786 * v1785;
+        const float v1788 = v1435.x[30];
+        const float v1789 = v1788 + v1787;
+        v1435.x[30] = v1789;
+        v1437.x[30] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1791 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1792 = v1791 * v1573;
+        const float v1793 = v1437.x[31];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1794 = v1793 * v1792;
+        const float v1795 = v1435.x[31];
+        const float v1796 = v1795 + v1794;
+        v1435.x[31] = v1796;
+        v1437.x[31] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1798 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1799 = v1798 * v1573;
+        const float v1800 = v1437.x[32];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1801 = v1800 * v1799;
+        const float v1802 = v1435.x[32];
+        const float v1803 = v1802 + v1801;
+        v1435.x[32] = v1803;
+        v1437.x[32] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1805 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1806 = v1805 * v1573;
+        const float v1807 = v1437.x[33];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1808 = v1807 * v1806;
+        const float v1809 = v1435.x[33];
+        const float v1810 = v1809 + v1808;
+        v1435.x[33] = v1810;
+        v1437.x[33] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1812 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1813 = v1812 * v1573;
+        const float v1814 = v1437.x[34];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1815 = v1814 * v1813;
+        const float v1816 = v1435.x[34];
+        const float v1817 = v1816 + v1815;
+        v1435.x[34] = v1817;
+        v1437.x[34] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1819 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1820 = v1819 * v1573;
+        const float v1821 = v1437.x[35];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1822 = v1821 * v1820;
+        const float v1823 = v1435.x[35];
+        const float v1824 = v1823 + v1822;
+        v1435.x[35] = v1824;
+        v1437.x[35] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1826 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1827 = v1826 * v1573;
+        const float v1828 = v1437.x[36];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1829 = v1828 * v1827;
+        const float v1830 = v1435.x[36];
+        const float v1831 = v1830 + v1829;
+        v1435.x[36] = v1831;
+        v1437.x[36] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1833 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1834 = v1833 * v1573;
+        const float v1835 = v1437.x[37];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1836 = v1835 * v1834;
+        const float v1837 = v1435.x[37];
+        const float v1838 = v1837 + v1836;
+        v1435.x[37] = v1838;
+        v1437.x[37] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1840 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1841 = v1840 * v1573;
+        const float v1842 = v1437.x[38];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1843 = v1842 * v1841;
+        const float v1844 = v1435.x[38];
+        const float v1845 = v1844 + v1843;
+        v1435.x[38] = v1845;
+        v1437.x[38] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1847 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1848 = v1847 * v1573;
+        const float v1849 = v1437.x[39];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1850 = v1849 * v1848;
+        const float v1851 = v1435.x[39];
+        const float v1852 = v1851 + v1850;
+        v1435.x[39] = v1852;
+        v1437.x[39] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1854 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1855 = v1854 * v1573;
+        const float v1856 = v1437.x[40];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1857 = v1856 * v1855;
+        const float v1858 = v1435.x[40];
+        const float v1859 = v1858 + v1857;
+        v1435.x[40] = v1859;
+        v1437.x[40] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1861 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1862 = v1861 * v1573;
+        const float v1863 = v1437.x[41];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1864 = v1863 * v1862;
+        const float v1865 = v1435.x[41];
+        const float v1866 = v1865 + v1864;
+        v1435.x[41] = v1866;
+        v1437.x[41] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1868 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1869 = v1868 * v1573;
+        const float v1870 = v1437.x[42];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1871 = v1870 * v1869;
+        const float v1872 = v1435.x[42];
+        const float v1873 = v1872 + v1871;
+        v1435.x[42] = v1873;
+        v1437.x[42] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1875 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1876 = v1875 * v1573;
+        const float v1877 = v1437.x[43];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1878 = v1877 * v1876;
+        const float v1879 = v1435.x[43];
+        const float v1880 = v1879 + v1878;
+        v1435.x[43] = v1880;
+        v1437.x[43] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1882 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1883 = v1882 * v1573;
+        const float v1884 = v1437.x[44];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1885 = v1884 * v1883;
+        const float v1886 = v1435.x[44];
+        const float v1887 = v1886 + v1885;
+        v1435.x[44] = v1887;
+        v1437.x[44] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1889 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1890 = v1889 * v1573;
+        const float v1891 = v1437.x[45];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1892 = v1891 * v1890;
+        const float v1893 = v1435.x[45];
+        const float v1894 = v1893 + v1892;
+        v1435.x[45] = v1894;
+        v1437.x[45] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1896 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1897 = v1896 * v1573;
+        const float v1898 = v1437.x[46];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1899 = v1898 * v1897;
+        const float v1900 = v1435.x[46];
+        const float v1901 = v1900 + v1899;
+        v1435.x[46] = v1901;
+        v1437.x[46] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1903 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1904 = v1903 * v1573;
+        const float v1905 = v1437.x[47];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1906 = v1905 * v1904;
+        const float v1907 = v1435.x[47];
+        const float v1908 = v1907 + v1906;
+        v1435.x[47] = v1908;
+        v1437.x[47] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1910 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1911 = v1910 * v1573;
+        const float v1912 = v1437.x[48];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1913 = v1912 * v1911;
+        const float v1914 = v1435.x[48];
+        const float v1915 = v1914 + v1913;
+        v1435.x[48] = v1915;
+        v1437.x[48] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1917 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1918 = v1917 * v1573;
+        const float v1919 = v1437.x[49];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1920 = v1919 * v1918;
+        const float v1921 = v1435.x[49];
+        const float v1922 = v1921 + v1920;
+        v1435.x[49] = v1922;
+        v1437.x[49] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1924 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1925 = v1924 * v1573;
+        const float v1926 = v1437.x[50];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1927 = v1926 * v1925;
+        const float v1928 = v1435.x[50];
+        const float v1929 = v1928 + v1927;
+        v1435.x[50] = v1929;
+        v1437.x[50] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1931 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1932 = v1931 * v1573;
+        const float v1933 = v1437.x[51];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1934 = v1933 * v1932;
+        const float v1935 = v1435.x[51];
+        const float v1936 = v1935 + v1934;
+        v1435.x[51] = v1936;
+        v1437.x[51] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1938 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1939 = v1938 * v1573;
+        const float v1940 = v1437.x[52];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1941 = v1940 * v1939;
+        const float v1942 = v1435.x[52];
+        const float v1943 = v1942 + v1941;
+        v1435.x[52] = v1943;
+        v1437.x[52] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1945 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1946 = v1945 * v1573;
+        const float v1947 = v1437.x[53];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1948 = v1947 * v1946;
+        const float v1949 = v1435.x[53];
+        const float v1950 = v1949 + v1948;
+        v1435.x[53] = v1950;
+        v1437.x[53] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1952 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1953 = v1952 * v1573;
+        const float v1954 = v1437.x[54];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1955 = v1954 * v1953;
+        const float v1956 = v1435.x[54];
+        const float v1957 = v1956 + v1955;
+        v1435.x[54] = v1957;
+        v1437.x[54] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1959 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1960 = v1959 * v1573;
+        const float v1961 = v1437.x[55];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1962 = v1961 * v1960;
+        const float v1963 = v1435.x[55];
+        const float v1964 = v1963 + v1962;
+        v1435.x[55] = v1964;
+        v1437.x[55] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1966 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1967 = v1966 * v1573;
+        const float v1968 = v1437.x[56];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1969 = v1968 * v1967;
+        const float v1970 = v1435.x[56];
+        const float v1971 = v1970 + v1969;
+        v1435.x[56] = v1971;
+        v1437.x[56] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1973 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1974 = v1973 * v1573;
+        const float v1975 = v1437.x[57];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1976 = v1975 * v1974;
+        const float v1977 = v1435.x[57];
+        const float v1978 = v1977 + v1976;
+        v1435.x[57] = v1978;
+        v1437.x[57] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1980 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1981 = v1980 * v1573;
+        const float v1982 = v1437.x[58];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1983 = v1982 * v1981;
+        const float v1984 = v1435.x[58];
+        const float v1985 = v1984 + v1983;
+        v1435.x[58] = v1985;
+        v1437.x[58] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1987 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1988 = v1987 * v1573;
+        const float v1989 = v1437.x[59];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1990 = v1989 * v1988;
+        const float v1991 = v1435.x[59];
+        const float v1992 = v1991 + v1990;
+        v1435.x[59] = v1992;
+        v1437.x[59] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1994 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1995 = v1994 * v1573;
+        const float v1996 = v1437.x[60];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1997 = v1996 * v1995;
+        const float v1998 = v1435.x[60];
+        const float v1999 = v1998 + v1997;
+        v1435.x[60] = v1999;
+        v1437.x[60] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v2001 = v1528.x[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v2002 = v2001 * v1573;
+        const float v2003 = v1437.x[61];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v2004 = v2003 * v2002;
+        const float v2005 = v1435.x[61];
+        const float v2006 = v2005 + v2004;
+        v1435.x[61] = v2006;
+        v1437.x[61] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v2008 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v2009 = v2008 * v1573;
+        const float v2010 = v1437.x[62];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v2011 = v2010 * v2009;
+        const float v2012 = v1435.x[62];
+        const float v2013 = v2012 + v2011;
+        v1435.x[62] = v2013;
+        v1437.x[62] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v2015 = v1528.x[2];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v2016 = v2015 * v1573;
+        const float v2017 = v1437.x[63];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v2018 = v2017 * v2016;
+        const float v2019 = v1435.x[63];
+        const float v2020 = v2019 + v2018;
+        v1435.x[63] = v2020;
+        v1437.x[63] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
-  }
-  const unsigned int v1932 = v1336 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
-  const unsigned int v1933 = v1932 << 4u;
-  const unsigned int v1935 = v1340 << 6u;
-  const unsigned int v1936 = v25 + v1935;
-  const unsigned int v1937 = v1936 + v1933;
-  const unsigned int v1938 = static_cast<unsigned int>(v1342.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1939 = v1937 + v1938;
-  const unsigned int v1940 = static_cast<unsigned int>(v1342.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1941 = v29 + v1940;
-  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1943 = v1337 && v1942;
-  const bool v1944 = v1941 < v1;
-  const bool v1945 = v1943 && v1944;
-  if (v1945) {
-    const float v1946 = v1342.x[0];
-    const iron_bf16 v1947 = iron_f32_to_bf16(v1946);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v1948 = v1939 * v1;
-    const unsigned int v1949 = v1948 + v1941;
-    out[v1949] = v1947;
-  }
-  const unsigned int v1950 = static_cast<unsigned int>(v1342.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1951 = v1937 + v1950;
-  const unsigned int v1952 = static_cast<unsigned int>(v1342.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1953 = v29 + v1952;
-  const bool v1954 = v1951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1955 = v1337 && v1954;
-  const bool v1956 = v1953 < v1;
-  const bool v1957 = v1955 && v1956;
-  if (v1957) {
-    const float v1958 = v1342.x[1];
-    const iron_bf16 v1959 = iron_f32_to_bf16(v1958);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v1960 = v1951 * v1;
-    const unsigned int v1961 = v1960 + v1953;
-    out[v1961] = v1959;
-  }
-  const unsigned int v1962 = static_cast<unsigned int>(v1342.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1963 = v1937 + v1962;
-  const unsigned int v1964 = static_cast<unsigned int>(v1342.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1965 = v29 + v1964;
-  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1967 = v1337 && v1966;
-  const bool v1968 = v1965 < v1;
-  const bool v1969 = v1967 && v1968;
-  if (v1969) {
-    const float v1970 = v1342.x[2];
-    const iron_bf16 v1971 = iron_f32_to_bf16(v1970);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v1972 = v1963 * v1;
-    const unsigned int v1973 = v1972 + v1965;
-    out[v1973] = v1971;
-  }
-  const unsigned int v1974 = static_cast<unsigned int>(v1342.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1975 = v1937 + v1974;
-  const unsigned int v1976 = static_cast<unsigned int>(v1342.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1977 = v29 + v1976;
-  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1979 = v1337 && v1978;
-  const bool v1980 = v1977 < v1;
-  const bool v1981 = v1979 && v1980;
-  if (v1981) {
-    const float v1982 = v1342.x[3];
-    const iron_bf16 v1983 = iron_f32_to_bf16(v1982);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v1984 = v1975 * v1;
-    const unsigned int v1985 = v1984 + v1977;
-    out[v1985] = v1983;
-  }
-  const unsigned int v1986 = static_cast<unsigned int>(v1342.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1987 = v1937 + v1986;
-  const unsigned int v1988 = static_cast<unsigned int>(v1342.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1989 = v29 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1991 = v1337 && v1990;
-  const bool v1992 = v1989 < v1;
-  const bool v1993 = v1991 && v1992;
-  if (v1993) {
-    const float v1994 = v1342.x[4];
-    const iron_bf16 v1995 = iron_f32_to_bf16(v1994);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v1996 = v1987 * v1;
-    const unsigned int v1997 = v1996 + v1989;
-    out[v1997] = v1995;
-  }
-  const unsigned int v1998 = static_cast<unsigned int>(v1342.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1999 = v1937 + v1998;
-  const unsigned int v2000 = static_cast<unsigned int>(v1342.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2001 = v29 + v2000;
-  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2003 = v1337 && v2002;
-  const bool v2004 = v2001 < v1;
-  const bool v2005 = v2003 && v2004;
-  if (v2005) {
-    const float v2006 = v1342.x[5];
-    const iron_bf16 v2007 = iron_f32_to_bf16(v2006);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2008 = v1999 * v1;
-    const unsigned int v2009 = v2008 + v2001;
-    out[v2009] = v2007;
-  }
-  const unsigned int v2010 = static_cast<unsigned int>(v1342.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2011 = v1937 + v2010;
-  const unsigned int v2012 = static_cast<unsigned int>(v1342.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2013 = v29 + v2012;
-  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2015 = v1337 && v2014;
-  const bool v2016 = v2013 < v1;
-  const bool v2017 = v2015 && v2016;
-  if (v2017) {
-    const float v2018 = v1342.x[6];
-    const iron_bf16 v2019 = iron_f32_to_bf16(v2018);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2020 = v2011 * v1;
-    const unsigned int v2021 = v2020 + v2013;
-    out[v2021] = v2019;
-  }
-  const unsigned int v2022 = static_cast<unsigned int>(v1342.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2023 = v1937 + v2022;
-  const unsigned int v2024 = static_cast<unsigned int>(v1342.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2025 = v29 + v2024;
-  const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2027 = v1337 && v2026;
-  const bool v2028 = v2025 < v1;
-  const bool v2029 = v2027 && v2028;
-  if (v2029) {
-    const float v2030 = v1342.x[7];
-    const iron_bf16 v2031 = iron_f32_to_bf16(v2030);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2032 = v2023 * v1;
-    const unsigned int v2033 = v2032 + v2025;
-    out[v2033] = v2031;
-  }
-  const unsigned int v2034 = static_cast<unsigned int>(v1342.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2035 = v1937 + v2034;
-  const unsigned int v2036 = static_cast<unsigned int>(v1342.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2037 = v29 + v2036;
-  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2039 = v1337 && v2038;
-  const bool v2040 = v2037 < v1;
-  const bool v2041 = v2039 && v2040;
-  if (v2041) {
-    const float v2042 = v1342.x[8];
-    const iron_bf16 v2043 = iron_f32_to_bf16(v2042);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2044 = v2035 * v1;
-    const unsigned int v2045 = v2044 + v2037;
-    out[v2045] = v2043;
-  }
-  const unsigned int v2046 = static_cast<unsigned int>(v1342.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2047 = v1937 + v2046;
-  const unsigned int v2048 = static_cast<unsigned int>(v1342.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2049 = v29 + v2048;
-  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2051 = v1337 && v2050;
-  const bool v2052 = v2049 < v1;
-  const bool v2053 = v2051 && v2052;
-  if (v2053) {
-    const float v2054 = v1342.x[9];
-    const iron_bf16 v2055 = iron_f32_to_bf16(v2054);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2056 = v2047 * v1;
-    const unsigned int v2057 = v2056 + v2049;
-    out[v2057] = v2055;
-  }
-  const unsigned int v2058 = static_cast<unsigned int>(v1342.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2059 = v1937 + v2058;
-  const unsigned int v2060 = static_cast<unsigned int>(v1342.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2061 = v29 + v2060;
-  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2063 = v1337 && v2062;
-  const bool v2064 = v2061 < v1;
-  const bool v2065 = v2063 && v2064;
-  if (v2065) {
-    const float v2066 = v1342.x[10];
-    const iron_bf16 v2067 = iron_f32_to_bf16(v2066);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2068 = v2059 * v1;
-    const unsigned int v2069 = v2068 + v2061;
-    out[v2069] = v2067;
-  }
-  const unsigned int v2070 = static_cast<unsigned int>(v1342.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2071 = v1937 + v2070;
-  const unsigned int v2072 = static_cast<unsigned int>(v1342.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2073 = v29 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2075 = v1337 && v2074;
-  const bool v2076 = v2073 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v1342.x[11];
-    const iron_bf16 v2079 = iron_f32_to_bf16(v2078);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2080 = v2071 * v1;
-    const unsigned int v2081 = v2080 + v2073;
-    out[v2081] = v2079;
-  }
-  const unsigned int v2082 = static_cast<unsigned int>(v1342.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2083 = v1937 + v2082;
-  const unsigned int v2084 = static_cast<unsigned int>(v1342.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2085 = v29 + v2084;
-  const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2087 = v1337 && v2086;
-  const bool v2088 = v2085 < v1;
-  const bool v2089 = v2087 && v2088;
-  if (v2089) {
-    const float v2090 = v1342.x[12];
-    const iron_bf16 v2091 = iron_f32_to_bf16(v2090);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2092 = v2083 * v1;
-    const unsigned int v2093 = v2092 + v2085;
-    out[v2093] = v2091;
-  }
-  const unsigned int v2094 = static_cast<unsigned int>(v1342.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2095 = v1937 + v2094;
-  const unsigned int v2096 = static_cast<unsigned int>(v1342.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2097 = v29 + v2096;
-  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2099 = v1337 && v2098;
-  const bool v2100 = v2097 < v1;
-  const bool v2101 = v2099 && v2100;
-  if (v2101) {
-    const float v2102 = v1342.x[13];
-    const iron_bf16 v2103 = iron_f32_to_bf16(v2102);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2104 = v2095 * v1;
-    const unsigned int v2105 = v2104 + v2097;
-    out[v2105] = v2103;
-  }
-  const unsigned int v2106 = static_cast<unsigned int>(v1342.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2107 = v1937 + v2106;
-  const unsigned int v2108 = static_cast<unsigned int>(v1342.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2109 = v29 + v2108;
-  const bool v2110 = v2107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2111 = v1337 && v2110;
-  const bool v2112 = v2109 < v1;
-  const bool v2113 = v2111 && v2112;
-  if (v2113) {
-    const float v2114 = v1342.x[14];
-    const iron_bf16 v2115 = iron_f32_to_bf16(v2114);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2116 = v2107 * v1;
-    const unsigned int v2117 = v2116 + v2109;
-    out[v2117] = v2115;
-  }
-  const unsigned int v2118 = static_cast<unsigned int>(v1342.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2119 = v1937 + v2118;
-  const unsigned int v2120 = static_cast<unsigned int>(v1342.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2121 = v29 + v2120;
-  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2123 = v1337 && v2122;
-  const bool v2124 = v2121 < v1;
-  const bool v2125 = v2123 && v2124;
-  if (v2125) {
-    const float v2126 = v1342.x[15];
-    const iron_bf16 v2127 = iron_f32_to_bf16(v2126);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2128 = v2119 * v1;
-    const unsigned int v2129 = v2128 + v2121;
-    out[v2129] = v2127;
-  }
-  const unsigned int v2130 = static_cast<unsigned int>(v1342.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2131 = v1937 + v2130;
-  const unsigned int v2132 = static_cast<unsigned int>(v1342.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2133 = v29 + v2132;
-  const bool v2134 = v2131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2135 = v1337 && v2134;
-  const bool v2136 = v2133 < v1;
-  const bool v2137 = v2135 && v2136;
-  if (v2137) {
-    const float v2138 = v1342.x[16];
-    const iron_bf16 v2139 = iron_f32_to_bf16(v2138);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2140 = v2131 * v1;
-    const unsigned int v2141 = v2140 + v2133;
-    out[v2141] = v2139;
-  }
-  const unsigned int v2142 = static_cast<unsigned int>(v1342.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2143 = v1937 + v2142;
-  const unsigned int v2144 = static_cast<unsigned int>(v1342.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2145 = v29 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2147 = v1337 && v2146;
-  const bool v2148 = v2145 < v1;
-  const bool v2149 = v2147 && v2148;
-  if (v2149) {
-    const float v2150 = v1342.x[17];
-    const iron_bf16 v2151 = iron_f32_to_bf16(v2150);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2152 = v2143 * v1;
-    const unsigned int v2153 = v2152 + v2145;
-    out[v2153] = v2151;
-  }
-  const unsigned int v2154 = static_cast<unsigned int>(v1342.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2155 = v1937 + v2154;
-  const unsigned int v2156 = static_cast<unsigned int>(v1342.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2157 = v29 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2159 = v1337 && v2158;
-  const bool v2160 = v2157 < v1;
-  const bool v2161 = v2159 && v2160;
-  if (v2161) {
-    const float v2162 = v1342.x[18];
-    const iron_bf16 v2163 = iron_f32_to_bf16(v2162);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2164 = v2155 * v1;
-    const unsigned int v2165 = v2164 + v2157;
-    out[v2165] = v2163;
-  }
-  const unsigned int v2166 = static_cast<unsigned int>(v1342.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2167 = v1937 + v2166;
-  const unsigned int v2168 = static_cast<unsigned int>(v1342.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2169 = v29 + v2168;
-  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2171 = v1337 && v2170;
-  const bool v2172 = v2169 < v1;
-  const bool v2173 = v2171 && v2172;
-  if (v2173) {
-    const float v2174 = v1342.x[19];
-    const iron_bf16 v2175 = iron_f32_to_bf16(v2174);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2176 = v2167 * v1;
-    const unsigned int v2177 = v2176 + v2169;
-    out[v2177] = v2175;
-  }
-  const unsigned int v2178 = static_cast<unsigned int>(v1342.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2179 = v1937 + v2178;
-  const unsigned int v2180 = static_cast<unsigned int>(v1342.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2181 = v29 + v2180;
-  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2183 = v1337 && v2182;
-  const bool v2184 = v2181 < v1;
-  const bool v2185 = v2183 && v2184;
-  if (v2185) {
-    const float v2186 = v1342.x[20];
-    const iron_bf16 v2187 = iron_f32_to_bf16(v2186);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2188 = v2179 * v1;
-    const unsigned int v2189 = v2188 + v2181;
-    out[v2189] = v2187;
-  }
-  const unsigned int v2190 = static_cast<unsigned int>(v1342.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2191 = v1937 + v2190;
-  const unsigned int v2192 = static_cast<unsigned int>(v1342.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2193 = v29 + v2192;
-  const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2195 = v1337 && v2194;
-  const bool v2196 = v2193 < v1;
-  const bool v2197 = v2195 && v2196;
-  if (v2197) {
-    const float v2198 = v1342.x[21];
-    const iron_bf16 v2199 = iron_f32_to_bf16(v2198);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2200 = v2191 * v1;
-    const unsigned int v2201 = v2200 + v2193;
-    out[v2201] = v2199;
-  }
-  const unsigned int v2202 = static_cast<unsigned int>(v1342.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2203 = v1937 + v2202;
-  const unsigned int v2204 = static_cast<unsigned int>(v1342.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2205 = v29 + v2204;
-  const bool v2206 = v2203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2207 = v1337 && v2206;
-  const bool v2208 = v2205 < v1;
-  const bool v2209 = v2207 && v2208;
-  if (v2209) {
-    const float v2210 = v1342.x[22];
-    const iron_bf16 v2211 = iron_f32_to_bf16(v2210);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2212 = v2203 * v1;
-    const unsigned int v2213 = v2212 + v2205;
-    out[v2213] = v2211;
-  }
-  const unsigned int v2214 = static_cast<unsigned int>(v1342.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2215 = v1937 + v2214;
-  const unsigned int v2216 = static_cast<unsigned int>(v1342.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2217 = v29 + v2216;
-  const bool v2218 = v2215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2219 = v1337 && v2218;
-  const bool v2220 = v2217 < v1;
-  const bool v2221 = v2219 && v2220;
-  if (v2221) {
-    const float v2222 = v1342.x[23];
-    const iron_bf16 v2223 = iron_f32_to_bf16(v2222);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2224 = v2215 * v1;
-    const unsigned int v2225 = v2224 + v2217;
-    out[v2225] = v2223;
-  }
-  const unsigned int v2226 = static_cast<unsigned int>(v1342.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2227 = v1937 + v2226;
-  const unsigned int v2228 = static_cast<unsigned int>(v1342.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2229 = v29 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2231 = v1337 && v2230;
-  const bool v2232 = v2229 < v1;
-  const bool v2233 = v2231 && v2232;
-  if (v2233) {
-    const float v2234 = v1342.x[24];
-    const iron_bf16 v2235 = iron_f32_to_bf16(v2234);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2236 = v2227 * v1;
-    const unsigned int v2237 = v2236 + v2229;
-    out[v2237] = v2235;
-  }
-  const unsigned int v2238 = static_cast<unsigned int>(v1342.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2239 = v1937 + v2238;
-  const unsigned int v2240 = static_cast<unsigned int>(v1342.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2241 = v29 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2243 = v1337 && v2242;
-  const bool v2244 = v2241 < v1;
-  const bool v2245 = v2243 && v2244;
-  if (v2245) {
-    const float v2246 = v1342.x[25];
-    const iron_bf16 v2247 = iron_f32_to_bf16(v2246);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2248 = v2239 * v1;
-    const unsigned int v2249 = v2248 + v2241;
-    out[v2249] = v2247;
-  }
-  const unsigned int v2250 = static_cast<unsigned int>(v1342.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2251 = v1937 + v2250;
-  const unsigned int v2252 = static_cast<unsigned int>(v1342.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2253 = v29 + v2252;
-  const bool v2254 = v2251 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2255 = v1337 && v2254;
-  const bool v2256 = v2253 < v1;
-  const bool v2257 = v2255 && v2256;
-  if (v2257) {
-    const float v2258 = v1342.x[26];
-    const iron_bf16 v2259 = iron_f32_to_bf16(v2258);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2260 = v2251 * v1;
-    const unsigned int v2261 = v2260 + v2253;
-    out[v2261] = v2259;
-  }
-  const unsigned int v2262 = static_cast<unsigned int>(v1342.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2263 = v1937 + v2262;
-  const unsigned int v2264 = static_cast<unsigned int>(v1342.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2265 = v29 + v2264;
-  const bool v2266 = v2263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2267 = v1337 && v2266;
-  const bool v2268 = v2265 < v1;
-  const bool v2269 = v2267 && v2268;
-  if (v2269) {
-    const float v2270 = v1342.x[27];
-    const iron_bf16 v2271 = iron_f32_to_bf16(v2270);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2272 = v2263 * v1;
-    const unsigned int v2273 = v2272 + v2265;
-    out[v2273] = v2271;
-  }
-  const unsigned int v2274 = static_cast<unsigned int>(v1342.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2275 = v1937 + v2274;
-  const unsigned int v2276 = static_cast<unsigned int>(v1342.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2277 = v29 + v2276;
-  const bool v2278 = v2275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2279 = v1337 && v2278;
-  const bool v2280 = v2277 < v1;
-  const bool v2281 = v2279 && v2280;
-  if (v2281) {
-    const float v2282 = v1342.x[28];
-    const iron_bf16 v2283 = iron_f32_to_bf16(v2282);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2284 = v2275 * v1;
-    const unsigned int v2285 = v2284 + v2277;
-    out[v2285] = v2283;
-  }
-  const unsigned int v2286 = static_cast<unsigned int>(v1342.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2287 = v1937 + v2286;
-  const unsigned int v2288 = static_cast<unsigned int>(v1342.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2289 = v29 + v2288;
-  const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2291 = v1337 && v2290;
-  const bool v2292 = v2289 < v1;
-  const bool v2293 = v2291 && v2292;
-  if (v2293) {
-    const float v2294 = v1342.x[29];
-    const iron_bf16 v2295 = iron_f32_to_bf16(v2294);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2296 = v2287 * v1;
-    const unsigned int v2297 = v2296 + v2289;
-    out[v2297] = v2295;
-  }
-  const unsigned int v2298 = static_cast<unsigned int>(v1342.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2299 = v1937 + v2298;
-  const unsigned int v2300 = static_cast<unsigned int>(v1342.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2301 = v29 + v2300;
-  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2303 = v1337 && v2302;
-  const bool v2304 = v2301 < v1;
-  const bool v2305 = v2303 && v2304;
-  if (v2305) {
-    const float v2306 = v1342.x[30];
-    const iron_bf16 v2307 = iron_f32_to_bf16(v2306);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2308 = v2299 * v1;
-    const unsigned int v2309 = v2308 + v2301;
-    out[v2309] = v2307;
-  }
-  const unsigned int v2310 = static_cast<unsigned int>(v1342.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2311 = v1937 + v2310;
-  const unsigned int v2312 = static_cast<unsigned int>(v1342.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2313 = v29 + v2312;
-  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2315 = v1337 && v2314;
-  const bool v2316 = v2313 < v1;
-  const bool v2317 = v2315 && v2316;
-  if (v2317) {
-    const float v2318 = v1342.x[31];
-    const iron_bf16 v2319 = iron_f32_to_bf16(v2318);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2320 = v2311 * v1;
-    const unsigned int v2321 = v2320 + v2313;
-    out[v2321] = v2319;
-  }
-  const unsigned int v2322 = static_cast<unsigned int>(v1342.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2323 = v1937 + v2322;
-  const unsigned int v2324 = static_cast<unsigned int>(v1342.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2325 = v29 + v2324;
-  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2327 = v1337 && v2326;
-  const bool v2328 = v2325 < v1;
-  const bool v2329 = v2327 && v2328;
-  if (v2329) {
-    const float v2330 = v1342.x[32];
-    const iron_bf16 v2331 = iron_f32_to_bf16(v2330);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2332 = v2323 * v1;
-    const unsigned int v2333 = v2332 + v2325;
-    out[v2333] = v2331;
-  }
-  const unsigned int v2334 = static_cast<unsigned int>(v1342.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2335 = v1937 + v2334;
-  const unsigned int v2336 = static_cast<unsigned int>(v1342.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2337 = v29 + v2336;
-  const bool v2338 = v2335 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2339 = v1337 && v2338;
-  const bool v2340 = v2337 < v1;
-  const bool v2341 = v2339 && v2340;
-  if (v2341) {
-    const float v2342 = v1342.x[33];
-    const iron_bf16 v2343 = iron_f32_to_bf16(v2342);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2344 = v2335 * v1;
-    const unsigned int v2345 = v2344 + v2337;
-    out[v2345] = v2343;
-  }
-  const unsigned int v2346 = static_cast<unsigned int>(v1342.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2347 = v1937 + v2346;
-  const unsigned int v2348 = static_cast<unsigned int>(v1342.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2349 = v29 + v2348;
-  const bool v2350 = v2347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2351 = v1337 && v2350;
-  const bool v2352 = v2349 < v1;
-  const bool v2353 = v2351 && v2352;
-  if (v2353) {
-    const float v2354 = v1342.x[34];
-    const iron_bf16 v2355 = iron_f32_to_bf16(v2354);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2356 = v2347 * v1;
-    const unsigned int v2357 = v2356 + v2349;
-    out[v2357] = v2355;
-  }
-  const unsigned int v2358 = static_cast<unsigned int>(v1342.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2359 = v1937 + v2358;
-  const unsigned int v2360 = static_cast<unsigned int>(v1342.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2361 = v29 + v2360;
-  const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2363 = v1337 && v2362;
-  const bool v2364 = v2361 < v1;
-  const bool v2365 = v2363 && v2364;
-  if (v2365) {
-    const float v2366 = v1342.x[35];
-    const iron_bf16 v2367 = iron_f32_to_bf16(v2366);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2368 = v2359 * v1;
-    const unsigned int v2369 = v2368 + v2361;
-    out[v2369] = v2367;
-  }
-  const unsigned int v2370 = static_cast<unsigned int>(v1342.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2371 = v1937 + v2370;
-  const unsigned int v2372 = static_cast<unsigned int>(v1342.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2373 = v29 + v2372;
-  const bool v2374 = v2371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2375 = v1337 && v2374;
-  const bool v2376 = v2373 < v1;
-  const bool v2377 = v2375 && v2376;
-  if (v2377) {
-    const float v2378 = v1342.x[36];
-    const iron_bf16 v2379 = iron_f32_to_bf16(v2378);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2380 = v2371 * v1;
-    const unsigned int v2381 = v2380 + v2373;
-    out[v2381] = v2379;
-  }
-  const unsigned int v2382 = static_cast<unsigned int>(v1342.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2383 = v1937 + v2382;
-  const unsigned int v2384 = static_cast<unsigned int>(v1342.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2385 = v29 + v2384;
-  const bool v2386 = v2383 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2387 = v1337 && v2386;
-  const bool v2388 = v2385 < v1;
-  const bool v2389 = v2387 && v2388;
-  if (v2389) {
-    const float v2390 = v1342.x[37];
-    const iron_bf16 v2391 = iron_f32_to_bf16(v2390);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2392 = v2383 * v1;
-    const unsigned int v2393 = v2392 + v2385;
-    out[v2393] = v2391;
-  }
-  const unsigned int v2394 = static_cast<unsigned int>(v1342.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2395 = v1937 + v2394;
-  const unsigned int v2396 = static_cast<unsigned int>(v1342.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2397 = v29 + v2396;
-  const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2399 = v1337 && v2398;
-  const bool v2400 = v2397 < v1;
-  const bool v2401 = v2399 && v2400;
-  if (v2401) {
-    const float v2402 = v1342.x[38];
-    const iron_bf16 v2403 = iron_f32_to_bf16(v2402);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2404 = v2395 * v1;
-    const unsigned int v2405 = v2404 + v2397;
-    out[v2405] = v2403;
-  }
-  const unsigned int v2406 = static_cast<unsigned int>(v1342.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2407 = v1937 + v2406;
-  const unsigned int v2408 = static_cast<unsigned int>(v1342.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2409 = v29 + v2408;
-  const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2411 = v1337 && v2410;
-  const bool v2412 = v2409 < v1;
-  const bool v2413 = v2411 && v2412;
-  if (v2413) {
-    const float v2414 = v1342.x[39];
-    const iron_bf16 v2415 = iron_f32_to_bf16(v2414);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2416 = v2407 * v1;
-    const unsigned int v2417 = v2416 + v2409;
-    out[v2417] = v2415;
-  }
-  const unsigned int v2418 = static_cast<unsigned int>(v1342.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2419 = v1937 + v2418;
-  const unsigned int v2420 = static_cast<unsigned int>(v1342.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2421 = v29 + v2420;
-  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2423 = v1337 && v2422;
-  const bool v2424 = v2421 < v1;
-  const bool v2425 = v2423 && v2424;
-  if (v2425) {
-    const float v2426 = v1342.x[40];
-    const iron_bf16 v2427 = iron_f32_to_bf16(v2426);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2428 = v2419 * v1;
-    const unsigned int v2429 = v2428 + v2421;
-    out[v2429] = v2427;
-  }
-  const unsigned int v2430 = static_cast<unsigned int>(v1342.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2431 = v1937 + v2430;
-  const unsigned int v2432 = static_cast<unsigned int>(v1342.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2433 = v29 + v2432;
-  const bool v2434 = v2431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2435 = v1337 && v2434;
-  const bool v2436 = v2433 < v1;
-  const bool v2437 = v2435 && v2436;
-  if (v2437) {
-    const float v2438 = v1342.x[41];
-    const iron_bf16 v2439 = iron_f32_to_bf16(v2438);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2440 = v2431 * v1;
-    const unsigned int v2441 = v2440 + v2433;
-    out[v2441] = v2439;
-  }
-  const unsigned int v2442 = static_cast<unsigned int>(v1342.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2443 = v1937 + v2442;
-  const unsigned int v2444 = static_cast<unsigned int>(v1342.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2445 = v29 + v2444;
-  const bool v2446 = v2443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2447 = v1337 && v2446;
-  const bool v2448 = v2445 < v1;
-  const bool v2449 = v2447 && v2448;
-  if (v2449) {
-    const float v2450 = v1342.x[42];
-    const iron_bf16 v2451 = iron_f32_to_bf16(v2450);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2452 = v2443 * v1;
-    const unsigned int v2453 = v2452 + v2445;
-    out[v2453] = v2451;
-  }
-  const unsigned int v2454 = static_cast<unsigned int>(v1342.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2455 = v1937 + v2454;
-  const unsigned int v2456 = static_cast<unsigned int>(v1342.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2457 = v29 + v2456;
-  const bool v2458 = v2455 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2459 = v1337 && v2458;
-  const bool v2460 = v2457 < v1;
-  const bool v2461 = v2459 && v2460;
-  if (v2461) {
-    const float v2462 = v1342.x[43];
-    const iron_bf16 v2463 = iron_f32_to_bf16(v2462);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2464 = v2455 * v1;
-    const unsigned int v2465 = v2464 + v2457;
-    out[v2465] = v2463;
-  }
-  const unsigned int v2466 = static_cast<unsigned int>(v1342.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2467 = v1937 + v2466;
-  const unsigned int v2468 = static_cast<unsigned int>(v1342.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2469 = v29 + v2468;
-  const bool v2470 = v2467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2471 = v1337 && v2470;
-  const bool v2472 = v2469 < v1;
-  const bool v2473 = v2471 && v2472;
-  if (v2473) {
-    const float v2474 = v1342.x[44];
-    const iron_bf16 v2475 = iron_f32_to_bf16(v2474);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2476 = v2467 * v1;
-    const unsigned int v2477 = v2476 + v2469;
-    out[v2477] = v2475;
-  }
-  const unsigned int v2478 = static_cast<unsigned int>(v1342.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2479 = v1937 + v2478;
-  const unsigned int v2480 = static_cast<unsigned int>(v1342.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2481 = v29 + v2480;
-  const bool v2482 = v2479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2483 = v1337 && v2482;
-  const bool v2484 = v2481 < v1;
-  const bool v2485 = v2483 && v2484;
-  if (v2485) {
-    const float v2486 = v1342.x[45];
-    const iron_bf16 v2487 = iron_f32_to_bf16(v2486);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2488 = v2479 * v1;
-    const unsigned int v2489 = v2488 + v2481;
-    out[v2489] = v2487;
-  }
-  const unsigned int v2490 = static_cast<unsigned int>(v1342.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2491 = v1937 + v2490;
-  const unsigned int v2492 = static_cast<unsigned int>(v1342.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2493 = v29 + v2492;
-  const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2495 = v1337 && v2494;
-  const bool v2496 = v2493 < v1;
-  const bool v2497 = v2495 && v2496;
-  if (v2497) {
-    const float v2498 = v1342.x[46];
-    const iron_bf16 v2499 = iron_f32_to_bf16(v2498);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2500 = v2491 * v1;
-    const unsigned int v2501 = v2500 + v2493;
-    out[v2501] = v2499;
-  }
-  const unsigned int v2502 = static_cast<unsigned int>(v1342.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2503 = v1937 + v2502;
-  const unsigned int v2504 = static_cast<unsigned int>(v1342.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2505 = v29 + v2504;
-  const bool v2506 = v2503 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2507 = v1337 && v2506;
-  const bool v2508 = v2505 < v1;
-  const bool v2509 = v2507 && v2508;
-  if (v2509) {
-    const float v2510 = v1342.x[47];
-    const iron_bf16 v2511 = iron_f32_to_bf16(v2510);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2512 = v2503 * v1;
-    const unsigned int v2513 = v2512 + v2505;
-    out[v2513] = v2511;
-  }
-  const unsigned int v2514 = static_cast<unsigned int>(v1342.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2515 = v1937 + v2514;
-  const unsigned int v2516 = static_cast<unsigned int>(v1342.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2517 = v29 + v2516;
-  const bool v2518 = v2515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2519 = v1337 && v2518;
-  const bool v2520 = v2517 < v1;
-  const bool v2521 = v2519 && v2520;
-  if (v2521) {
-    const float v2522 = v1342.x[48];
-    const iron_bf16 v2523 = iron_f32_to_bf16(v2522);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2524 = v2515 * v1;
-    const unsigned int v2525 = v2524 + v2517;
-    out[v2525] = v2523;
-  }
-  const unsigned int v2526 = static_cast<unsigned int>(v1342.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2527 = v1937 + v2526;
-  const unsigned int v2528 = static_cast<unsigned int>(v1342.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2529 = v29 + v2528;
-  const bool v2530 = v2527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2531 = v1337 && v2530;
-  const bool v2532 = v2529 < v1;
-  const bool v2533 = v2531 && v2532;
-  if (v2533) {
-    const float v2534 = v1342.x[49];
-    const iron_bf16 v2535 = iron_f32_to_bf16(v2534);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2536 = v2527 * v1;
-    const unsigned int v2537 = v2536 + v2529;
-    out[v2537] = v2535;
-  }
-  const unsigned int v2538 = static_cast<unsigned int>(v1342.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2539 = v1937 + v2538;
-  const unsigned int v2540 = static_cast<unsigned int>(v1342.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2541 = v29 + v2540;
-  const bool v2542 = v2539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2543 = v1337 && v2542;
-  const bool v2544 = v2541 < v1;
-  const bool v2545 = v2543 && v2544;
-  if (v2545) {
-    const float v2546 = v1342.x[50];
-    const iron_bf16 v2547 = iron_f32_to_bf16(v2546);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2548 = v2539 * v1;
-    const unsigned int v2549 = v2548 + v2541;
-    out[v2549] = v2547;
-  }
-  const unsigned int v2550 = static_cast<unsigned int>(v1342.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2551 = v1937 + v2550;
-  const unsigned int v2552 = static_cast<unsigned int>(v1342.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2553 = v29 + v2552;
-  const bool v2554 = v2551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2555 = v1337 && v2554;
-  const bool v2556 = v2553 < v1;
-  const bool v2557 = v2555 && v2556;
-  if (v2557) {
-    const float v2558 = v1342.x[51];
-    const iron_bf16 v2559 = iron_f32_to_bf16(v2558);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2560 = v2551 * v1;
-    const unsigned int v2561 = v2560 + v2553;
-    out[v2561] = v2559;
-  }
-  const unsigned int v2562 = static_cast<unsigned int>(v1342.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2563 = v1937 + v2562;
-  const unsigned int v2564 = static_cast<unsigned int>(v1342.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2565 = v29 + v2564;
-  const bool v2566 = v2563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2567 = v1337 && v2566;
-  const bool v2568 = v2565 < v1;
-  const bool v2569 = v2567 && v2568;
-  if (v2569) {
-    const float v2570 = v1342.x[52];
-    const iron_bf16 v2571 = iron_f32_to_bf16(v2570);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2572 = v2563 * v1;
-    const unsigned int v2573 = v2572 + v2565;
-    out[v2573] = v2571;
-  }
-  const unsigned int v2574 = static_cast<unsigned int>(v1342.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2575 = v1937 + v2574;
-  const unsigned int v2576 = static_cast<unsigned int>(v1342.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2577 = v29 + v2576;
-  const bool v2578 = v2575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2579 = v1337 && v2578;
-  const bool v2580 = v2577 < v1;
-  const bool v2581 = v2579 && v2580;
-  if (v2581) {
-    const float v2582 = v1342.x[53];
-    const iron_bf16 v2583 = iron_f32_to_bf16(v2582);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2584 = v2575 * v1;
-    const unsigned int v2585 = v2584 + v2577;
-    out[v2585] = v2583;
-  }
-  const unsigned int v2586 = static_cast<unsigned int>(v1342.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2587 = v1937 + v2586;
-  const unsigned int v2588 = static_cast<unsigned int>(v1342.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2589 = v29 + v2588;
-  const bool v2590 = v2587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2591 = v1337 && v2590;
-  const bool v2592 = v2589 < v1;
-  const bool v2593 = v2591 && v2592;
-  if (v2593) {
-    const float v2594 = v1342.x[54];
-    const iron_bf16 v2595 = iron_f32_to_bf16(v2594);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2596 = v2587 * v1;
-    const unsigned int v2597 = v2596 + v2589;
-    out[v2597] = v2595;
-  }
-  const unsigned int v2598 = static_cast<unsigned int>(v1342.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2599 = v1937 + v2598;
-  const unsigned int v2600 = static_cast<unsigned int>(v1342.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2601 = v29 + v2600;
-  const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2603 = v1337 && v2602;
-  const bool v2604 = v2601 < v1;
-  const bool v2605 = v2603 && v2604;
-  if (v2605) {
-    const float v2606 = v1342.x[55];
-    const iron_bf16 v2607 = iron_f32_to_bf16(v2606);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2608 = v2599 * v1;
-    const unsigned int v2609 = v2608 + v2601;
-    out[v2609] = v2607;
-  }
-  const unsigned int v2610 = static_cast<unsigned int>(v1342.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2611 = v1937 + v2610;
-  const unsigned int v2612 = static_cast<unsigned int>(v1342.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2613 = v29 + v2612;
-  const bool v2614 = v2611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2615 = v1337 && v2614;
-  const bool v2616 = v2613 < v1;
-  const bool v2617 = v2615 && v2616;
-  if (v2617) {
-    const float v2618 = v1342.x[56];
-    const iron_bf16 v2619 = iron_f32_to_bf16(v2618);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2620 = v2611 * v1;
-    const unsigned int v2621 = v2620 + v2613;
-    out[v2621] = v2619;
-  }
-  const unsigned int v2622 = static_cast<unsigned int>(v1342.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2623 = v1937 + v2622;
-  const unsigned int v2624 = static_cast<unsigned int>(v1342.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2625 = v29 + v2624;
-  const bool v2626 = v2623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2627 = v1337 && v2626;
-  const bool v2628 = v2625 < v1;
-  const bool v2629 = v2627 && v2628;
-  if (v2629) {
-    const float v2630 = v1342.x[57];
-    const iron_bf16 v2631 = iron_f32_to_bf16(v2630);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2632 = v2623 * v1;
-    const unsigned int v2633 = v2632 + v2625;
-    out[v2633] = v2631;
-  }
-  const unsigned int v2634 = static_cast<unsigned int>(v1342.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2635 = v1937 + v2634;
-  const unsigned int v2636 = static_cast<unsigned int>(v1342.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2637 = v29 + v2636;
-  const bool v2638 = v2635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2639 = v1337 && v2638;
-  const bool v2640 = v2637 < v1;
-  const bool v2641 = v2639 && v2640;
-  if (v2641) {
-    const float v2642 = v1342.x[58];
-    const iron_bf16 v2643 = iron_f32_to_bf16(v2642);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2644 = v2635 * v1;
-    const unsigned int v2645 = v2644 + v2637;
-    out[v2645] = v2643;
-  }
-  const unsigned int v2646 = static_cast<unsigned int>(v1342.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2647 = v1937 + v2646;
-  const unsigned int v2648 = static_cast<unsigned int>(v1342.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2649 = v29 + v2648;
-  const bool v2650 = v2647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2651 = v1337 && v2650;
-  const bool v2652 = v2649 < v1;
-  const bool v2653 = v2651 && v2652;
-  if (v2653) {
-    const float v2654 = v1342.x[59];
-    const iron_bf16 v2655 = iron_f32_to_bf16(v2654);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2656 = v2647 * v1;
-    const unsigned int v2657 = v2656 + v2649;
-    out[v2657] = v2655;
-  }
-  const unsigned int v2658 = static_cast<unsigned int>(v1342.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2659 = v1937 + v2658;
-  const unsigned int v2660 = static_cast<unsigned int>(v1342.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2661 = v29 + v2660;
-  const bool v2662 = v2659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2663 = v1337 && v2662;
-  const bool v2664 = v2661 < v1;
-  const bool v2665 = v2663 && v2664;
-  if (v2665) {
-    const float v2666 = v1342.x[60];
-    const iron_bf16 v2667 = iron_f32_to_bf16(v2666);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2668 = v2659 * v1;
-    const unsigned int v2669 = v2668 + v2661;
-    out[v2669] = v2667;
-  }
-  const unsigned int v2670 = static_cast<unsigned int>(v1342.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2671 = v1937 + v2670;
-  const unsigned int v2672 = static_cast<unsigned int>(v1342.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2673 = v29 + v2672;
-  const bool v2674 = v2671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2675 = v1337 && v2674;
-  const bool v2676 = v2673 < v1;
-  const bool v2677 = v2675 && v2676;
-  if (v2677) {
-    const float v2678 = v1342.x[61];
-    const iron_bf16 v2679 = iron_f32_to_bf16(v2678);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2680 = v2671 * v1;
-    const unsigned int v2681 = v2680 + v2673;
-    out[v2681] = v2679;
-  }
-  const unsigned int v2682 = static_cast<unsigned int>(v1342.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2683 = v1937 + v2682;
-  const unsigned int v2684 = static_cast<unsigned int>(v1342.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2685 = v29 + v2684;
-  const bool v2686 = v2683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2687 = v1337 && v2686;
-  const bool v2688 = v2685 < v1;
-  const bool v2689 = v2687 && v2688;
-  if (v2689) {
-    const float v2690 = v1342.x[62];
-    const iron_bf16 v2691 = iron_f32_to_bf16(v2690);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2692 = v2683 * v1;
-    const unsigned int v2693 = v2692 + v2685;
-    out[v2693] = v2691;
-  }
-  const unsigned int v2694 = static_cast<unsigned int>(v1342.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2695 = v1937 + v2694;
-  const unsigned int v2696 = static_cast<unsigned int>(v1342.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2697 = v29 + v2696;
-  const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2699 = v1337 && v2698;
-  const bool v2700 = v2697 < v1;
-  const bool v2701 = v2699 && v2700;
-  if (v2701) {
-    const float v2702 = v1342.x[63];
-    const iron_bf16 v2703 = iron_f32_to_bf16(v2702);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2704 = v2695 * v1;
-    const unsigned int v2705 = v2704 + v2697;
-    out[v2705] = v2703;
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
+  }
+  const unsigned int v2025 = v1429 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:551
+  const unsigned int v2026 = v2025 << 4u;
+  const unsigned int v2028 = v1433 << 6u;
+  const unsigned int v2029 = v25 + v2028;
+  const unsigned int v2030 = v2029 + v2026;
+  const unsigned int v2031 = static_cast<unsigned int>(v1435.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2032 = v2030 + v2031;
+  const unsigned int v2033 = static_cast<unsigned int>(v1435.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2034 = v29 + v2033;
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2036 = v1430 && v2035;
+  const bool v2037 = v2034 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v1435.x[0];
+    const iron_bf16 v2040 = iron_f32_to_bf16(v2039);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2041 = v2032 * v1;
+    const unsigned int v2042 = v2041 + v2034;
+    out[v2042] = v2040;
+  }
+  const unsigned int v2043 = static_cast<unsigned int>(v1435.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2044 = v2030 + v2043;
+  const unsigned int v2045 = static_cast<unsigned int>(v1435.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2046 = v29 + v2045;
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2048 = v1430 && v2047;
+  const bool v2049 = v2046 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v1435.x[1];
+    const iron_bf16 v2052 = iron_f32_to_bf16(v2051);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2053 = v2044 * v1;
+    const unsigned int v2054 = v2053 + v2046;
+    out[v2054] = v2052;
+  }
+  const unsigned int v2055 = static_cast<unsigned int>(v1435.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2056 = v2030 + v2055;
+  const unsigned int v2057 = static_cast<unsigned int>(v1435.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2058 = v29 + v2057;
+  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2060 = v1430 && v2059;
+  const bool v2061 = v2058 < v1;
+  const bool v2062 = v2060 && v2061;
+  if (v2062) {
+    const float v2063 = v1435.x[2];
+    const iron_bf16 v2064 = iron_f32_to_bf16(v2063);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2065 = v2056 * v1;
+    const unsigned int v2066 = v2065 + v2058;
+    out[v2066] = v2064;
+  }
+  const unsigned int v2067 = static_cast<unsigned int>(v1435.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2068 = v2030 + v2067;
+  const unsigned int v2069 = static_cast<unsigned int>(v1435.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2070 = v29 + v2069;
+  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2072 = v1430 && v2071;
+  const bool v2073 = v2070 < v1;
+  const bool v2074 = v2072 && v2073;
+  if (v2074) {
+    const float v2075 = v1435.x[3];
+    const iron_bf16 v2076 = iron_f32_to_bf16(v2075);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2077 = v2068 * v1;
+    const unsigned int v2078 = v2077 + v2070;
+    out[v2078] = v2076;
+  }
+  const unsigned int v2079 = static_cast<unsigned int>(v1435.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2080 = v2030 + v2079;
+  const unsigned int v2081 = static_cast<unsigned int>(v1435.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2082 = v29 + v2081;
+  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2084 = v1430 && v2083;
+  const bool v2085 = v2082 < v1;
+  const bool v2086 = v2084 && v2085;
+  if (v2086) {
+    const float v2087 = v1435.x[4];
+    const iron_bf16 v2088 = iron_f32_to_bf16(v2087);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2089 = v2080 * v1;
+    const unsigned int v2090 = v2089 + v2082;
+    out[v2090] = v2088;
+  }
+  const unsigned int v2091 = static_cast<unsigned int>(v1435.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2092 = v2030 + v2091;
+  const unsigned int v2093 = static_cast<unsigned int>(v1435.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2094 = v29 + v2093;
+  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2096 = v1430 && v2095;
+  const bool v2097 = v2094 < v1;
+  const bool v2098 = v2096 && v2097;
+  if (v2098) {
+    const float v2099 = v1435.x[5];
+    const iron_bf16 v2100 = iron_f32_to_bf16(v2099);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2101 = v2092 * v1;
+    const unsigned int v2102 = v2101 + v2094;
+    out[v2102] = v2100;
+  }
+  const unsigned int v2103 = static_cast<unsigned int>(v1435.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2104 = v2030 + v2103;
+  const unsigned int v2105 = static_cast<unsigned int>(v1435.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2106 = v29 + v2105;
+  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2108 = v1430 && v2107;
+  const bool v2109 = v2106 < v1;
+  const bool v2110 = v2108 && v2109;
+  if (v2110) {
+    const float v2111 = v1435.x[6];
+    const iron_bf16 v2112 = iron_f32_to_bf16(v2111);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2113 = v2104 * v1;
+    const unsigned int v2114 = v2113 + v2106;
+    out[v2114] = v2112;
+  }
+  const unsigned int v2115 = static_cast<unsigned int>(v1435.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2116 = v2030 + v2115;
+  const unsigned int v2117 = static_cast<unsigned int>(v1435.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2118 = v29 + v2117;
+  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2120 = v1430 && v2119;
+  const bool v2121 = v2118 < v1;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v1435.x[7];
+    const iron_bf16 v2124 = iron_f32_to_bf16(v2123);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2125 = v2116 * v1;
+    const unsigned int v2126 = v2125 + v2118;
+    out[v2126] = v2124;
+  }
+  const unsigned int v2127 = static_cast<unsigned int>(v1435.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2128 = v2030 + v2127;
+  const unsigned int v2129 = static_cast<unsigned int>(v1435.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2130 = v29 + v2129;
+  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2132 = v1430 && v2131;
+  const bool v2133 = v2130 < v1;
+  const bool v2134 = v2132 && v2133;
+  if (v2134) {
+    const float v2135 = v1435.x[8];
+    const iron_bf16 v2136 = iron_f32_to_bf16(v2135);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2137 = v2128 * v1;
+    const unsigned int v2138 = v2137 + v2130;
+    out[v2138] = v2136;
+  }
+  const unsigned int v2139 = static_cast<unsigned int>(v1435.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2140 = v2030 + v2139;
+  const unsigned int v2141 = static_cast<unsigned int>(v1435.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2142 = v29 + v2141;
+  const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2144 = v1430 && v2143;
+  const bool v2145 = v2142 < v1;
+  const bool v2146 = v2144 && v2145;
+  if (v2146) {
+    const float v2147 = v1435.x[9];
+    const iron_bf16 v2148 = iron_f32_to_bf16(v2147);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2149 = v2140 * v1;
+    const unsigned int v2150 = v2149 + v2142;
+    out[v2150] = v2148;
+  }
+  const unsigned int v2151 = static_cast<unsigned int>(v1435.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2152 = v2030 + v2151;
+  const unsigned int v2153 = static_cast<unsigned int>(v1435.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2154 = v29 + v2153;
+  const bool v2155 = v2152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2156 = v1430 && v2155;
+  const bool v2157 = v2154 < v1;
+  const bool v2158 = v2156 && v2157;
+  if (v2158) {
+    const float v2159 = v1435.x[10];
+    const iron_bf16 v2160 = iron_f32_to_bf16(v2159);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2161 = v2152 * v1;
+    const unsigned int v2162 = v2161 + v2154;
+    out[v2162] = v2160;
+  }
+  const unsigned int v2163 = static_cast<unsigned int>(v1435.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2164 = v2030 + v2163;
+  const unsigned int v2165 = static_cast<unsigned int>(v1435.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2166 = v29 + v2165;
+  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2168 = v1430 && v2167;
+  const bool v2169 = v2166 < v1;
+  const bool v2170 = v2168 && v2169;
+  if (v2170) {
+    const float v2171 = v1435.x[11];
+    const iron_bf16 v2172 = iron_f32_to_bf16(v2171);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2173 = v2164 * v1;
+    const unsigned int v2174 = v2173 + v2166;
+    out[v2174] = v2172;
+  }
+  const unsigned int v2175 = static_cast<unsigned int>(v1435.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2176 = v2030 + v2175;
+  const unsigned int v2177 = static_cast<unsigned int>(v1435.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2178 = v29 + v2177;
+  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2180 = v1430 && v2179;
+  const bool v2181 = v2178 < v1;
+  const bool v2182 = v2180 && v2181;
+  if (v2182) {
+    const float v2183 = v1435.x[12];
+    const iron_bf16 v2184 = iron_f32_to_bf16(v2183);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2185 = v2176 * v1;
+    const unsigned int v2186 = v2185 + v2178;
+    out[v2186] = v2184;
+  }
+  const unsigned int v2187 = static_cast<unsigned int>(v1435.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2188 = v2030 + v2187;
+  const unsigned int v2189 = static_cast<unsigned int>(v1435.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2190 = v29 + v2189;
+  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2192 = v1430 && v2191;
+  const bool v2193 = v2190 < v1;
+  const bool v2194 = v2192 && v2193;
+  if (v2194) {
+    const float v2195 = v1435.x[13];
+    const iron_bf16 v2196 = iron_f32_to_bf16(v2195);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2197 = v2188 * v1;
+    const unsigned int v2198 = v2197 + v2190;
+    out[v2198] = v2196;
+  }
+  const unsigned int v2199 = static_cast<unsigned int>(v1435.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2200 = v2030 + v2199;
+  const unsigned int v2201 = static_cast<unsigned int>(v1435.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2202 = v29 + v2201;
+  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2204 = v1430 && v2203;
+  const bool v2205 = v2202 < v1;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v1435.x[14];
+    const iron_bf16 v2208 = iron_f32_to_bf16(v2207);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2209 = v2200 * v1;
+    const unsigned int v2210 = v2209 + v2202;
+    out[v2210] = v2208;
+  }
+  const unsigned int v2211 = static_cast<unsigned int>(v1435.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2212 = v2030 + v2211;
+  const unsigned int v2213 = static_cast<unsigned int>(v1435.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2214 = v29 + v2213;
+  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2216 = v1430 && v2215;
+  const bool v2217 = v2214 < v1;
+  const bool v2218 = v2216 && v2217;
+  if (v2218) {
+    const float v2219 = v1435.x[15];
+    const iron_bf16 v2220 = iron_f32_to_bf16(v2219);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2221 = v2212 * v1;
+    const unsigned int v2222 = v2221 + v2214;
+    out[v2222] = v2220;
+  }
+  const unsigned int v2223 = static_cast<unsigned int>(v1435.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2224 = v2030 + v2223;
+  const unsigned int v2225 = static_cast<unsigned int>(v1435.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2226 = v29 + v2225;
+  const bool v2227 = v2224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2228 = v1430 && v2227;
+  const bool v2229 = v2226 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v1435.x[16];
+    const iron_bf16 v2232 = iron_f32_to_bf16(v2231);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2233 = v2224 * v1;
+    const unsigned int v2234 = v2233 + v2226;
+    out[v2234] = v2232;
+  }
+  const unsigned int v2235 = static_cast<unsigned int>(v1435.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2236 = v2030 + v2235;
+  const unsigned int v2237 = static_cast<unsigned int>(v1435.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2238 = v29 + v2237;
+  const bool v2239 = v2236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2240 = v1430 && v2239;
+  const bool v2241 = v2238 < v1;
+  const bool v2242 = v2240 && v2241;
+  if (v2242) {
+    const float v2243 = v1435.x[17];
+    const iron_bf16 v2244 = iron_f32_to_bf16(v2243);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2245 = v2236 * v1;
+    const unsigned int v2246 = v2245 + v2238;
+    out[v2246] = v2244;
+  }
+  const unsigned int v2247 = static_cast<unsigned int>(v1435.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2248 = v2030 + v2247;
+  const unsigned int v2249 = static_cast<unsigned int>(v1435.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2250 = v29 + v2249;
+  const bool v2251 = v2248 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2252 = v1430 && v2251;
+  const bool v2253 = v2250 < v1;
+  const bool v2254 = v2252 && v2253;
+  if (v2254) {
+    const float v2255 = v1435.x[18];
+    const iron_bf16 v2256 = iron_f32_to_bf16(v2255);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2257 = v2248 * v1;
+    const unsigned int v2258 = v2257 + v2250;
+    out[v2258] = v2256;
+  }
+  const unsigned int v2259 = static_cast<unsigned int>(v1435.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2260 = v2030 + v2259;
+  const unsigned int v2261 = static_cast<unsigned int>(v1435.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2262 = v29 + v2261;
+  const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2264 = v1430 && v2263;
+  const bool v2265 = v2262 < v1;
+  const bool v2266 = v2264 && v2265;
+  if (v2266) {
+    const float v2267 = v1435.x[19];
+    const iron_bf16 v2268 = iron_f32_to_bf16(v2267);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2269 = v2260 * v1;
+    const unsigned int v2270 = v2269 + v2262;
+    out[v2270] = v2268;
+  }
+  const unsigned int v2271 = static_cast<unsigned int>(v1435.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2272 = v2030 + v2271;
+  const unsigned int v2273 = static_cast<unsigned int>(v1435.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2274 = v29 + v2273;
+  const bool v2275 = v2272 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2276 = v1430 && v2275;
+  const bool v2277 = v2274 < v1;
+  const bool v2278 = v2276 && v2277;
+  if (v2278) {
+    const float v2279 = v1435.x[20];
+    const iron_bf16 v2280 = iron_f32_to_bf16(v2279);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2281 = v2272 * v1;
+    const unsigned int v2282 = v2281 + v2274;
+    out[v2282] = v2280;
+  }
+  const unsigned int v2283 = static_cast<unsigned int>(v1435.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2284 = v2030 + v2283;
+  const unsigned int v2285 = static_cast<unsigned int>(v1435.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2286 = v29 + v2285;
+  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2288 = v1430 && v2287;
+  const bool v2289 = v2286 < v1;
+  const bool v2290 = v2288 && v2289;
+  if (v2290) {
+    const float v2291 = v1435.x[21];
+    const iron_bf16 v2292 = iron_f32_to_bf16(v2291);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2293 = v2284 * v1;
+    const unsigned int v2294 = v2293 + v2286;
+    out[v2294] = v2292;
+  }
+  const unsigned int v2295 = static_cast<unsigned int>(v1435.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2296 = v2030 + v2295;
+  const unsigned int v2297 = static_cast<unsigned int>(v1435.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2298 = v29 + v2297;
+  const bool v2299 = v2296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2300 = v1430 && v2299;
+  const bool v2301 = v2298 < v1;
+  const bool v2302 = v2300 && v2301;
+  if (v2302) {
+    const float v2303 = v1435.x[22];
+    const iron_bf16 v2304 = iron_f32_to_bf16(v2303);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2305 = v2296 * v1;
+    const unsigned int v2306 = v2305 + v2298;
+    out[v2306] = v2304;
+  }
+  const unsigned int v2307 = static_cast<unsigned int>(v1435.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2308 = v2030 + v2307;
+  const unsigned int v2309 = static_cast<unsigned int>(v1435.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2310 = v29 + v2309;
+  const bool v2311 = v2308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2312 = v1430 && v2311;
+  const bool v2313 = v2310 < v1;
+  const bool v2314 = v2312 && v2313;
+  if (v2314) {
+    const float v2315 = v1435.x[23];
+    const iron_bf16 v2316 = iron_f32_to_bf16(v2315);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2317 = v2308 * v1;
+    const unsigned int v2318 = v2317 + v2310;
+    out[v2318] = v2316;
+  }
+  const unsigned int v2319 = static_cast<unsigned int>(v1435.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2320 = v2030 + v2319;
+  const unsigned int v2321 = static_cast<unsigned int>(v1435.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2322 = v29 + v2321;
+  const bool v2323 = v2320 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2324 = v1430 && v2323;
+  const bool v2325 = v2322 < v1;
+  const bool v2326 = v2324 && v2325;
+  if (v2326) {
+    const float v2327 = v1435.x[24];
+    const iron_bf16 v2328 = iron_f32_to_bf16(v2327);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2329 = v2320 * v1;
+    const unsigned int v2330 = v2329 + v2322;
+    out[v2330] = v2328;
+  }
+  const unsigned int v2331 = static_cast<unsigned int>(v1435.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2332 = v2030 + v2331;
+  const unsigned int v2333 = static_cast<unsigned int>(v1435.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2334 = v29 + v2333;
+  const bool v2335 = v2332 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2336 = v1430 && v2335;
+  const bool v2337 = v2334 < v1;
+  const bool v2338 = v2336 && v2337;
+  if (v2338) {
+    const float v2339 = v1435.x[25];
+    const iron_bf16 v2340 = iron_f32_to_bf16(v2339);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2341 = v2332 * v1;
+    const unsigned int v2342 = v2341 + v2334;
+    out[v2342] = v2340;
+  }
+  const unsigned int v2343 = static_cast<unsigned int>(v1435.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2344 = v2030 + v2343;
+  const unsigned int v2345 = static_cast<unsigned int>(v1435.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2346 = v29 + v2345;
+  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2348 = v1430 && v2347;
+  const bool v2349 = v2346 < v1;
+  const bool v2350 = v2348 && v2349;
+  if (v2350) {
+    const float v2351 = v1435.x[26];
+    const iron_bf16 v2352 = iron_f32_to_bf16(v2351);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2353 = v2344 * v1;
+    const unsigned int v2354 = v2353 + v2346;
+    out[v2354] = v2352;
+  }
+  const unsigned int v2355 = static_cast<unsigned int>(v1435.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2356 = v2030 + v2355;
+  const unsigned int v2357 = static_cast<unsigned int>(v1435.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2358 = v29 + v2357;
+  const bool v2359 = v2356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2360 = v1430 && v2359;
+  const bool v2361 = v2358 < v1;
+  const bool v2362 = v2360 && v2361;
+  if (v2362) {
+    const float v2363 = v1435.x[27];
+    const iron_bf16 v2364 = iron_f32_to_bf16(v2363);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2365 = v2356 * v1;
+    const unsigned int v2366 = v2365 + v2358;
+    out[v2366] = v2364;
+  }
+  const unsigned int v2367 = static_cast<unsigned int>(v1435.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2368 = v2030 + v2367;
+  const unsigned int v2369 = static_cast<unsigned int>(v1435.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2370 = v29 + v2369;
+  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2372 = v1430 && v2371;
+  const bool v2373 = v2370 < v1;
+  const bool v2374 = v2372 && v2373;
+  if (v2374) {
+    const float v2375 = v1435.x[28];
+    const iron_bf16 v2376 = iron_f32_to_bf16(v2375);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2377 = v2368 * v1;
+    const unsigned int v2378 = v2377 + v2370;
+    out[v2378] = v2376;
+  }
+  const unsigned int v2379 = static_cast<unsigned int>(v1435.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2380 = v2030 + v2379;
+  const unsigned int v2381 = static_cast<unsigned int>(v1435.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2382 = v29 + v2381;
+  const bool v2383 = v2380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2384 = v1430 && v2383;
+  const bool v2385 = v2382 < v1;
+  const bool v2386 = v2384 && v2385;
+  if (v2386) {
+    const float v2387 = v1435.x[29];
+    const iron_bf16 v2388 = iron_f32_to_bf16(v2387);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2389 = v2380 * v1;
+    const unsigned int v2390 = v2389 + v2382;
+    out[v2390] = v2388;
+  }
+  const unsigned int v2391 = static_cast<unsigned int>(v1435.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2392 = v2030 + v2391;
+  const unsigned int v2393 = static_cast<unsigned int>(v1435.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2394 = v29 + v2393;
+  const bool v2395 = v2392 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2396 = v1430 && v2395;
+  const bool v2397 = v2394 < v1;
+  const bool v2398 = v2396 && v2397;
+  if (v2398) {
+    const float v2399 = v1435.x[30];
+    const iron_bf16 v2400 = iron_f32_to_bf16(v2399);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2401 = v2392 * v1;
+    const unsigned int v2402 = v2401 + v2394;
+    out[v2402] = v2400;
+  }
+  const unsigned int v2403 = static_cast<unsigned int>(v1435.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2404 = v2030 + v2403;
+  const unsigned int v2405 = static_cast<unsigned int>(v1435.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2406 = v29 + v2405;
+  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2408 = v1430 && v2407;
+  const bool v2409 = v2406 < v1;
+  const bool v2410 = v2408 && v2409;
+  if (v2410) {
+    const float v2411 = v1435.x[31];
+    const iron_bf16 v2412 = iron_f32_to_bf16(v2411);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2413 = v2404 * v1;
+    const unsigned int v2414 = v2413 + v2406;
+    out[v2414] = v2412;
+  }
+  const unsigned int v2415 = static_cast<unsigned int>(v1435.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2416 = v2030 + v2415;
+  const unsigned int v2417 = static_cast<unsigned int>(v1435.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2418 = v29 + v2417;
+  const bool v2419 = v2416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2420 = v1430 && v2419;
+  const bool v2421 = v2418 < v1;
+  const bool v2422 = v2420 && v2421;
+  if (v2422) {
+    const float v2423 = v1435.x[32];
+    const iron_bf16 v2424 = iron_f32_to_bf16(v2423);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2425 = v2416 * v1;
+    const unsigned int v2426 = v2425 + v2418;
+    out[v2426] = v2424;
+  }
+  const unsigned int v2427 = static_cast<unsigned int>(v1435.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2428 = v2030 + v2427;
+  const unsigned int v2429 = static_cast<unsigned int>(v1435.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2430 = v29 + v2429;
+  const bool v2431 = v2428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2432 = v1430 && v2431;
+  const bool v2433 = v2430 < v1;
+  const bool v2434 = v2432 && v2433;
+  if (v2434) {
+    const float v2435 = v1435.x[33];
+    const iron_bf16 v2436 = iron_f32_to_bf16(v2435);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2437 = v2428 * v1;
+    const unsigned int v2438 = v2437 + v2430;
+    out[v2438] = v2436;
+  }
+  const unsigned int v2439 = static_cast<unsigned int>(v1435.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2440 = v2030 + v2439;
+  const unsigned int v2441 = static_cast<unsigned int>(v1435.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2442 = v29 + v2441;
+  const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2444 = v1430 && v2443;
+  const bool v2445 = v2442 < v1;
+  const bool v2446 = v2444 && v2445;
+  if (v2446) {
+    const float v2447 = v1435.x[34];
+    const iron_bf16 v2448 = iron_f32_to_bf16(v2447);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2449 = v2440 * v1;
+    const unsigned int v2450 = v2449 + v2442;
+    out[v2450] = v2448;
+  }
+  const unsigned int v2451 = static_cast<unsigned int>(v1435.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2452 = v2030 + v2451;
+  const unsigned int v2453 = static_cast<unsigned int>(v1435.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2454 = v29 + v2453;
+  const bool v2455 = v2452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2456 = v1430 && v2455;
+  const bool v2457 = v2454 < v1;
+  const bool v2458 = v2456 && v2457;
+  if (v2458) {
+    const float v2459 = v1435.x[35];
+    const iron_bf16 v2460 = iron_f32_to_bf16(v2459);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2461 = v2452 * v1;
+    const unsigned int v2462 = v2461 + v2454;
+    out[v2462] = v2460;
+  }
+  const unsigned int v2463 = static_cast<unsigned int>(v1435.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2464 = v2030 + v2463;
+  const unsigned int v2465 = static_cast<unsigned int>(v1435.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2466 = v29 + v2465;
+  const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2468 = v1430 && v2467;
+  const bool v2469 = v2466 < v1;
+  const bool v2470 = v2468 && v2469;
+  if (v2470) {
+    const float v2471 = v1435.x[36];
+    const iron_bf16 v2472 = iron_f32_to_bf16(v2471);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2473 = v2464 * v1;
+    const unsigned int v2474 = v2473 + v2466;
+    out[v2474] = v2472;
+  }
+  const unsigned int v2475 = static_cast<unsigned int>(v1435.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2476 = v2030 + v2475;
+  const unsigned int v2477 = static_cast<unsigned int>(v1435.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2478 = v29 + v2477;
+  const bool v2479 = v2476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2480 = v1430 && v2479;
+  const bool v2481 = v2478 < v1;
+  const bool v2482 = v2480 && v2481;
+  if (v2482) {
+    const float v2483 = v1435.x[37];
+    const iron_bf16 v2484 = iron_f32_to_bf16(v2483);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2485 = v2476 * v1;
+    const unsigned int v2486 = v2485 + v2478;
+    out[v2486] = v2484;
+  }
+  const unsigned int v2487 = static_cast<unsigned int>(v1435.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2488 = v2030 + v2487;
+  const unsigned int v2489 = static_cast<unsigned int>(v1435.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2490 = v29 + v2489;
+  const bool v2491 = v2488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2492 = v1430 && v2491;
+  const bool v2493 = v2490 < v1;
+  const bool v2494 = v2492 && v2493;
+  if (v2494) {
+    const float v2495 = v1435.x[38];
+    const iron_bf16 v2496 = iron_f32_to_bf16(v2495);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2497 = v2488 * v1;
+    const unsigned int v2498 = v2497 + v2490;
+    out[v2498] = v2496;
+  }
+  const unsigned int v2499 = static_cast<unsigned int>(v1435.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2500 = v2030 + v2499;
+  const unsigned int v2501 = static_cast<unsigned int>(v1435.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2502 = v29 + v2501;
+  const bool v2503 = v2500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2504 = v1430 && v2503;
+  const bool v2505 = v2502 < v1;
+  const bool v2506 = v2504 && v2505;
+  if (v2506) {
+    const float v2507 = v1435.x[39];
+    const iron_bf16 v2508 = iron_f32_to_bf16(v2507);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2509 = v2500 * v1;
+    const unsigned int v2510 = v2509 + v2502;
+    out[v2510] = v2508;
+  }
+  const unsigned int v2511 = static_cast<unsigned int>(v1435.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2512 = v2030 + v2511;
+  const unsigned int v2513 = static_cast<unsigned int>(v1435.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2514 = v29 + v2513;
+  const bool v2515 = v2512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2516 = v1430 && v2515;
+  const bool v2517 = v2514 < v1;
+  const bool v2518 = v2516 && v2517;
+  if (v2518) {
+    const float v2519 = v1435.x[40];
+    const iron_bf16 v2520 = iron_f32_to_bf16(v2519);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2521 = v2512 * v1;
+    const unsigned int v2522 = v2521 + v2514;
+    out[v2522] = v2520;
+  }
+  const unsigned int v2523 = static_cast<unsigned int>(v1435.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2524 = v2030 + v2523;
+  const unsigned int v2525 = static_cast<unsigned int>(v1435.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2526 = v29 + v2525;
+  const bool v2527 = v2524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2528 = v1430 && v2527;
+  const bool v2529 = v2526 < v1;
+  const bool v2530 = v2528 && v2529;
+  if (v2530) {
+    const float v2531 = v1435.x[41];
+    const iron_bf16 v2532 = iron_f32_to_bf16(v2531);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2533 = v2524 * v1;
+    const unsigned int v2534 = v2533 + v2526;
+    out[v2534] = v2532;
+  }
+  const unsigned int v2535 = static_cast<unsigned int>(v1435.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2536 = v2030 + v2535;
+  const unsigned int v2537 = static_cast<unsigned int>(v1435.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2538 = v29 + v2537;
+  const bool v2539 = v2536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2540 = v1430 && v2539;
+  const bool v2541 = v2538 < v1;
+  const bool v2542 = v2540 && v2541;
+  if (v2542) {
+    const float v2543 = v1435.x[42];
+    const iron_bf16 v2544 = iron_f32_to_bf16(v2543);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2545 = v2536 * v1;
+    const unsigned int v2546 = v2545 + v2538;
+    out[v2546] = v2544;
+  }
+  const unsigned int v2547 = static_cast<unsigned int>(v1435.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2548 = v2030 + v2547;
+  const unsigned int v2549 = static_cast<unsigned int>(v1435.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2550 = v29 + v2549;
+  const bool v2551 = v2548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2552 = v1430 && v2551;
+  const bool v2553 = v2550 < v1;
+  const bool v2554 = v2552 && v2553;
+  if (v2554) {
+    const float v2555 = v1435.x[43];
+    const iron_bf16 v2556 = iron_f32_to_bf16(v2555);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2557 = v2548 * v1;
+    const unsigned int v2558 = v2557 + v2550;
+    out[v2558] = v2556;
+  }
+  const unsigned int v2559 = static_cast<unsigned int>(v1435.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2560 = v2030 + v2559;
+  const unsigned int v2561 = static_cast<unsigned int>(v1435.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2562 = v29 + v2561;
+  const bool v2563 = v2560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2564 = v1430 && v2563;
+  const bool v2565 = v2562 < v1;
+  const bool v2566 = v2564 && v2565;
+  if (v2566) {
+    const float v2567 = v1435.x[44];
+    const iron_bf16 v2568 = iron_f32_to_bf16(v2567);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2569 = v2560 * v1;
+    const unsigned int v2570 = v2569 + v2562;
+    out[v2570] = v2568;
+  }
+  const unsigned int v2571 = static_cast<unsigned int>(v1435.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2572 = v2030 + v2571;
+  const unsigned int v2573 = static_cast<unsigned int>(v1435.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2574 = v29 + v2573;
+  const bool v2575 = v2572 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2576 = v1430 && v2575;
+  const bool v2577 = v2574 < v1;
+  const bool v2578 = v2576 && v2577;
+  if (v2578) {
+    const float v2579 = v1435.x[45];
+    const iron_bf16 v2580 = iron_f32_to_bf16(v2579);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2581 = v2572 * v1;
+    const unsigned int v2582 = v2581 + v2574;
+    out[v2582] = v2580;
+  }
+  const unsigned int v2583 = static_cast<unsigned int>(v1435.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2584 = v2030 + v2583;
+  const unsigned int v2585 = static_cast<unsigned int>(v1435.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2586 = v29 + v2585;
+  const bool v2587 = v2584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2588 = v1430 && v2587;
+  const bool v2589 = v2586 < v1;
+  const bool v2590 = v2588 && v2589;
+  if (v2590) {
+    const float v2591 = v1435.x[46];
+    const iron_bf16 v2592 = iron_f32_to_bf16(v2591);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2593 = v2584 * v1;
+    const unsigned int v2594 = v2593 + v2586;
+    out[v2594] = v2592;
+  }
+  const unsigned int v2595 = static_cast<unsigned int>(v1435.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2596 = v2030 + v2595;
+  const unsigned int v2597 = static_cast<unsigned int>(v1435.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2598 = v29 + v2597;
+  const bool v2599 = v2596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2600 = v1430 && v2599;
+  const bool v2601 = v2598 < v1;
+  const bool v2602 = v2600 && v2601;
+  if (v2602) {
+    const float v2603 = v1435.x[47];
+    const iron_bf16 v2604 = iron_f32_to_bf16(v2603);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2605 = v2596 * v1;
+    const unsigned int v2606 = v2605 + v2598;
+    out[v2606] = v2604;
+  }
+  const unsigned int v2607 = static_cast<unsigned int>(v1435.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2608 = v2030 + v2607;
+  const unsigned int v2609 = static_cast<unsigned int>(v1435.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2610 = v29 + v2609;
+  const bool v2611 = v2608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2612 = v1430 && v2611;
+  const bool v2613 = v2610 < v1;
+  const bool v2614 = v2612 && v2613;
+  if (v2614) {
+    const float v2615 = v1435.x[48];
+    const iron_bf16 v2616 = iron_f32_to_bf16(v2615);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2617 = v2608 * v1;
+    const unsigned int v2618 = v2617 + v2610;
+    out[v2618] = v2616;
+  }
+  const unsigned int v2619 = static_cast<unsigned int>(v1435.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2620 = v2030 + v2619;
+  const unsigned int v2621 = static_cast<unsigned int>(v1435.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2622 = v29 + v2621;
+  const bool v2623 = v2620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2624 = v1430 && v2623;
+  const bool v2625 = v2622 < v1;
+  const bool v2626 = v2624 && v2625;
+  if (v2626) {
+    const float v2627 = v1435.x[49];
+    const iron_bf16 v2628 = iron_f32_to_bf16(v2627);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2629 = v2620 * v1;
+    const unsigned int v2630 = v2629 + v2622;
+    out[v2630] = v2628;
+  }
+  const unsigned int v2631 = static_cast<unsigned int>(v1435.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2632 = v2030 + v2631;
+  const unsigned int v2633 = static_cast<unsigned int>(v1435.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2634 = v29 + v2633;
+  const bool v2635 = v2632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2636 = v1430 && v2635;
+  const bool v2637 = v2634 < v1;
+  const bool v2638 = v2636 && v2637;
+  if (v2638) {
+    const float v2639 = v1435.x[50];
+    const iron_bf16 v2640 = iron_f32_to_bf16(v2639);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2641 = v2632 * v1;
+    const unsigned int v2642 = v2641 + v2634;
+    out[v2642] = v2640;
+  }
+  const unsigned int v2643 = static_cast<unsigned int>(v1435.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2644 = v2030 + v2643;
+  const unsigned int v2645 = static_cast<unsigned int>(v1435.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2646 = v29 + v2645;
+  const bool v2647 = v2644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2648 = v1430 && v2647;
+  const bool v2649 = v2646 < v1;
+  const bool v2650 = v2648 && v2649;
+  if (v2650) {
+    const float v2651 = v1435.x[51];
+    const iron_bf16 v2652 = iron_f32_to_bf16(v2651);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2653 = v2644 * v1;
+    const unsigned int v2654 = v2653 + v2646;
+    out[v2654] = v2652;
+  }
+  const unsigned int v2655 = static_cast<unsigned int>(v1435.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2656 = v2030 + v2655;
+  const unsigned int v2657 = static_cast<unsigned int>(v1435.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2658 = v29 + v2657;
+  const bool v2659 = v2656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2660 = v1430 && v2659;
+  const bool v2661 = v2658 < v1;
+  const bool v2662 = v2660 && v2661;
+  if (v2662) {
+    const float v2663 = v1435.x[52];
+    const iron_bf16 v2664 = iron_f32_to_bf16(v2663);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2665 = v2656 * v1;
+    const unsigned int v2666 = v2665 + v2658;
+    out[v2666] = v2664;
+  }
+  const unsigned int v2667 = static_cast<unsigned int>(v1435.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2668 = v2030 + v2667;
+  const unsigned int v2669 = static_cast<unsigned int>(v1435.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2670 = v29 + v2669;
+  const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2672 = v1430 && v2671;
+  const bool v2673 = v2670 < v1;
+  const bool v2674 = v2672 && v2673;
+  if (v2674) {
+    const float v2675 = v1435.x[53];
+    const iron_bf16 v2676 = iron_f32_to_bf16(v2675);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2677 = v2668 * v1;
+    const unsigned int v2678 = v2677 + v2670;
+    out[v2678] = v2676;
+  }
+  const unsigned int v2679 = static_cast<unsigned int>(v1435.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2680 = v2030 + v2679;
+  const unsigned int v2681 = static_cast<unsigned int>(v1435.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2682 = v29 + v2681;
+  const bool v2683 = v2680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2684 = v1430 && v2683;
+  const bool v2685 = v2682 < v1;
+  const bool v2686 = v2684 && v2685;
+  if (v2686) {
+    const float v2687 = v1435.x[54];
+    const iron_bf16 v2688 = iron_f32_to_bf16(v2687);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2689 = v2680 * v1;
+    const unsigned int v2690 = v2689 + v2682;
+    out[v2690] = v2688;
+  }
+  const unsigned int v2691 = static_cast<unsigned int>(v1435.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2692 = v2030 + v2691;
+  const unsigned int v2693 = static_cast<unsigned int>(v1435.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2694 = v29 + v2693;
+  const bool v2695 = v2692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2696 = v1430 && v2695;
+  const bool v2697 = v2694 < v1;
+  const bool v2698 = v2696 && v2697;
+  if (v2698) {
+    const float v2699 = v1435.x[55];
+    const iron_bf16 v2700 = iron_f32_to_bf16(v2699);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2701 = v2692 * v1;
+    const unsigned int v2702 = v2701 + v2694;
+    out[v2702] = v2700;
+  }
+  const unsigned int v2703 = static_cast<unsigned int>(v1435.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2704 = v2030 + v2703;
+  const unsigned int v2705 = static_cast<unsigned int>(v1435.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2706 = v29 + v2705;
+  const bool v2707 = v2704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2708 = v1430 && v2707;
+  const bool v2709 = v2706 < v1;
+  const bool v2710 = v2708 && v2709;
+  if (v2710) {
+    const float v2711 = v1435.x[56];
+    const iron_bf16 v2712 = iron_f32_to_bf16(v2711);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2713 = v2704 * v1;
+    const unsigned int v2714 = v2713 + v2706;
+    out[v2714] = v2712;
+  }
+  const unsigned int v2715 = static_cast<unsigned int>(v1435.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2716 = v2030 + v2715;
+  const unsigned int v2717 = static_cast<unsigned int>(v1435.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2718 = v29 + v2717;
+  const bool v2719 = v2716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2720 = v1430 && v2719;
+  const bool v2721 = v2718 < v1;
+  const bool v2722 = v2720 && v2721;
+  if (v2722) {
+    const float v2723 = v1435.x[57];
+    const iron_bf16 v2724 = iron_f32_to_bf16(v2723);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2725 = v2716 * v1;
+    const unsigned int v2726 = v2725 + v2718;
+    out[v2726] = v2724;
+  }
+  const unsigned int v2727 = static_cast<unsigned int>(v1435.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2728 = v2030 + v2727;
+  const unsigned int v2729 = static_cast<unsigned int>(v1435.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2730 = v29 + v2729;
+  const bool v2731 = v2728 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2732 = v1430 && v2731;
+  const bool v2733 = v2730 < v1;
+  const bool v2734 = v2732 && v2733;
+  if (v2734) {
+    const float v2735 = v1435.x[58];
+    const iron_bf16 v2736 = iron_f32_to_bf16(v2735);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2737 = v2728 * v1;
+    const unsigned int v2738 = v2737 + v2730;
+    out[v2738] = v2736;
+  }
+  const unsigned int v2739 = static_cast<unsigned int>(v1435.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2740 = v2030 + v2739;
+  const unsigned int v2741 = static_cast<unsigned int>(v1435.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2742 = v29 + v2741;
+  const bool v2743 = v2740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2744 = v1430 && v2743;
+  const bool v2745 = v2742 < v1;
+  const bool v2746 = v2744 && v2745;
+  if (v2746) {
+    const float v2747 = v1435.x[59];
+    const iron_bf16 v2748 = iron_f32_to_bf16(v2747);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2749 = v2740 * v1;
+    const unsigned int v2750 = v2749 + v2742;
+    out[v2750] = v2748;
+  }
+  const unsigned int v2751 = static_cast<unsigned int>(v1435.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2752 = v2030 + v2751;
+  const unsigned int v2753 = static_cast<unsigned int>(v1435.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2754 = v29 + v2753;
+  const bool v2755 = v2752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2756 = v1430 && v2755;
+  const bool v2757 = v2754 < v1;
+  const bool v2758 = v2756 && v2757;
+  if (v2758) {
+    const float v2759 = v1435.x[60];
+    const iron_bf16 v2760 = iron_f32_to_bf16(v2759);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2761 = v2752 * v1;
+    const unsigned int v2762 = v2761 + v2754;
+    out[v2762] = v2760;
+  }
+  const unsigned int v2763 = static_cast<unsigned int>(v1435.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2764 = v2030 + v2763;
+  const unsigned int v2765 = static_cast<unsigned int>(v1435.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2766 = v29 + v2765;
+  const bool v2767 = v2764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2768 = v1430 && v2767;
+  const bool v2769 = v2766 < v1;
+  const bool v2770 = v2768 && v2769;
+  if (v2770) {
+    const float v2771 = v1435.x[61];
+    const iron_bf16 v2772 = iron_f32_to_bf16(v2771);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2773 = v2764 * v1;
+    const unsigned int v2774 = v2773 + v2766;
+    out[v2774] = v2772;
+  }
+  const unsigned int v2775 = static_cast<unsigned int>(v1435.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2776 = v2030 + v2775;
+  const unsigned int v2777 = static_cast<unsigned int>(v1435.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2778 = v29 + v2777;
+  const bool v2779 = v2776 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2780 = v1430 && v2779;
+  const bool v2781 = v2778 < v1;
+  const bool v2782 = v2780 && v2781;
+  if (v2782) {
+    const float v2783 = v1435.x[62];
+    const iron_bf16 v2784 = iron_f32_to_bf16(v2783);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2785 = v2776 * v1;
+    const unsigned int v2786 = v2785 + v2778;
+    out[v2786] = v2784;
+  }
+  const unsigned int v2787 = static_cast<unsigned int>(v1435.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2788 = v2030 + v2787;
+  const unsigned int v2789 = static_cast<unsigned int>(v1435.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2790 = v29 + v2789;
+  const bool v2791 = v2788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2792 = v1430 && v2791;
+  const bool v2793 = v2790 < v1;
+  const bool v2794 = v2792 && v2793;
+  if (v2794) {
+    const float v2795 = v1435.x[63];
+    const iron_bf16 v2796 = iron_f32_to_bf16(v2795);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2797 = v2788 * v1;
+    const unsigned int v2798 = v2797 + v2790;
+    out[v2798] = v2796;
   }
 }

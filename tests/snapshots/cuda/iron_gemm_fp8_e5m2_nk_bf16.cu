@@ -353,2246 +353,2246 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
   const unsigned int v26 = v25 << 7u;
   const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v30 = v29 << 8u;
-  const unsigned int v324 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:505
-  const bool v325 = v324 < 8u;
-  const unsigned int v328 = v324 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
-  iron_frag<float, 2, 16, 128> v330;
-  iron_frag_fill(v330, 0.0f);
-  const unsigned int v335 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-  const unsigned int v336 = threadIdx.x;
+  const unsigned int v425 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:506
+  const bool v426 = v425 < 8u;
+  const unsigned int v429 = v425 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:424
+  iron_frag<float, 2, 16, 128> v431;
+  iron_frag_fill(v431, 0.0f);
+  const unsigned int v436 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+  const unsigned int v437 = threadIdx.x;
 
-  for (unsigned int v333 = 0u; v333 < v2; v333 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
-    for (unsigned int v338 = v336; v338 < 8192u; v338 += v335) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v340 = v338 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v342 = v338 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v343 = v26 + v340;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v344 = v343 < v0;
-      const unsigned int v345 = v333 + v342;
-      const bool v346 = v345 < v2;
-      const bool v347 = v344 && v346;
-      if (v347) {
-        const unsigned int v349 = v343 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v351 = v349 + v333;
-        const unsigned int v352 = v351 + v342;
-        const iron_f8e5m2 v353 = a[v352];
-        const iron_f16 v354 = iron_f32_to_f16(iron_to_f32(v353));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v356 = v340 << 6u;
-        const unsigned int v357 = v356 + v342;
-        shm3[(v357 ^ (((v357 >> 6u) & 7u) << 3u))] = v354;
+  for (unsigned int v434 = 0u; v434 < v2; v434 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
+    for (unsigned int v439 = v437; v439 < 8192u; v439 += v436) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v441 = v439 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v443 = v439 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v444 = v26 + v441;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v445 = v444 < v0;
+      const unsigned int v446 = v434 + v443;
+      const bool v447 = v446 < v2;
+      const bool v448 = v445 && v447;
+      if (v448) {
+        const unsigned int v450 = v444 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v452 = v450 + v434;
+        const unsigned int v453 = v452 + v443;
+        const iron_f8e5m2 v454 = a[v453];
+        const iron_f16 v455 = iron_f32_to_f16(iron_to_f32(v454));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v457 = v441 << 6u;
+        const unsigned int v458 = v457 + v443;
+        shm3[(v458 ^ (((v458 >> 6u) & 7u) << 3u))] = v455;
       } else {
-        const unsigned int v359 = v340 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v360 = v359 + v342;
-        shm3[(v360 ^ (((v360 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v460 = v441 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v461 = v460 + v443;
+        shm3[(v461 ^ (((v461 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v366 = v336; v366 < 8192u; v366 += v335) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v368 = v366 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v370 = v366 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v371 = v30 + v368;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v372 = v371 < v1;
-      const unsigned int v373 = v333 + v370;
-      const bool v374 = v373 < v2;
-      const bool v375 = v372 && v374;
-      if (v375) {
-        const unsigned int v377 = v371 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v379 = v377 + v333;
-        const unsigned int v380 = v379 + v370;
-        const iron_f8e5m2 v381 = b[v380];
-        const iron_f16 v382 = iron_f32_to_f16(iron_to_f32(v381));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v384 = v368 << 6u;
-        const unsigned int v385 = v384 + v370;
-        shm4[(v385 ^ (((v385 >> 6u) & 7u) << 3u))] = v382;
+    for (unsigned int v467 = v437; v467 < 8192u; v467 += v436) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v469 = v467 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v471 = v467 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v472 = v30 + v469;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v473 = v472 < v1;
+      const unsigned int v474 = v434 + v471;
+      const bool v475 = v474 < v2;
+      const bool v476 = v473 && v475;
+      if (v476) {
+        const unsigned int v478 = v472 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v480 = v478 + v434;
+        const unsigned int v481 = v480 + v471;
+        const iron_f8e5m2 v482 = b[v481];
+        const iron_f16 v483 = iron_f32_to_f16(iron_to_f32(v482));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v485 = v469 << 6u;
+        const unsigned int v486 = v485 + v471;
+        shm4[(v486 ^ (((v486 >> 6u) & 7u) << 3u))] = v483;
       } else {
-        const unsigned int v387 = v368 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v388 = v387 + v370;
-        shm4[(v388 ^ (((v388 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v488 = v469 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v489 = v488 + v471;
+        shm4[(v489 ^ (((v489 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
-    if (v325) {  // kernels/gemm/gemm_warpgroup.hpp:520
-      const unsigned int v396 = v328 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
-      const unsigned int v397 = v396 << 6u;
-      const unsigned int v2161 = v324 & 3u;
-      const unsigned int v2163 = v2161 << 4u;
-      const unsigned int v2165 = v2163 << 6u;
-      const unsigned int v2167 = v397 + v2165;
-      iron_frag<iron_f16, 0, 16, 16> v2174;
-      iron_frag_fill(v2174, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2174, shm3, v2167, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2176;
-      iron_frag_fill(v2176, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2176, shm4, 0u, 64u);
-      iron_frag_mma_sync(v330, v2174, v2176);
-      const unsigned int v2178 = v2167 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2183;
-      iron_frag_fill(v2183, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2183, shm3, v2178, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2185;
-      iron_frag_fill(v2185, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2185, shm4, 16u, 64u);
-      iron_frag_mma_sync(v330, v2183, v2185);
-      const unsigned int v2187 = v2167 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2192;
-      iron_frag_fill(v2192, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2192, shm3, v2187, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2194;
-      iron_frag_fill(v2194, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2194, shm4, 32u, 64u);
-      iron_frag_mma_sync(v330, v2192, v2194);
-      const unsigned int v2196 = v2167 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2201;
-      iron_frag_fill(v2201, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2201, shm3, v2196, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2203;
-      iron_frag_fill(v2203, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2203, shm4, 48u, 64u);
-      iron_frag_mma_sync(v330, v2201, v2203);
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
+    if (v426) {  // kernels/gemm/gemm_warpgroup.hpp:521
+      const unsigned int v497 = v429 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
+      const unsigned int v498 = v497 << 6u;
+      const unsigned int v2262 = v425 & 3u;
+      const unsigned int v2264 = v2262 << 4u;
+      const unsigned int v2266 = v2264 << 6u;
+      const unsigned int v2268 = v498 + v2266;
+      iron_frag<iron_f16, 0, 16, 16> v2275;
+      iron_frag_fill(v2275, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2275, shm3, v2268, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2277;
+      iron_frag_fill(v2277, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2277, shm4, 0u, 64u);
+      iron_frag_mma_sync(v431, v2275, v2277);
+      const unsigned int v2279 = v2268 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2284;
+      iron_frag_fill(v2284, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2284, shm3, v2279, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2286;
+      iron_frag_fill(v2286, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2286, shm4, 16u, 64u);
+      iron_frag_mma_sync(v431, v2284, v2286);
+      const unsigned int v2288 = v2268 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2293;
+      iron_frag_fill(v2293, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2293, shm3, v2288, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2295;
+      iron_frag_fill(v2295, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2295, shm4, 32u, 64u);
+      iron_frag_mma_sync(v431, v2293, v2295);
+      const unsigned int v2297 = v2268 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2302;
+      iron_frag_fill(v2302, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2302, shm3, v2297, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2304;
+      iron_frag_fill(v2304, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2304, shm4, 48u, 64u);
+      iron_frag_mma_sync(v431, v2302, v2304);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
-  }
-  const unsigned int v402 = v324 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
-  const unsigned int v403 = v402 << 4u;
-  const unsigned int v405 = v328 << 6u;
-  const unsigned int v406 = v26 + v405;
-  const unsigned int v407 = v406 + v403;
-  const unsigned int v408 = static_cast<unsigned int>(v330.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v409 = v407 + v408;
-  const unsigned int v410 = static_cast<unsigned int>(v330.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v411 = v30 + v410;
-  const bool v412 = v409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v413 = v325 && v412;
-  const bool v414 = v411 < v1;
-  const bool v415 = v413 && v414;
-  if (v415) {
-    const float v416 = v330.x[0];
-    const float v417 = v416 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v418 = iron_f32_to_bf16(v417);
-    const unsigned int v419 = v409 * v1;
-    const unsigned int v420 = v419 + v411;
-    out[v420] = v418;
-  }
-  const unsigned int v421 = static_cast<unsigned int>(v330.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v422 = v407 + v421;
-  const unsigned int v423 = static_cast<unsigned int>(v330.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v424 = v30 + v423;
-  const bool v425 = v422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v426 = v325 && v425;
-  const bool v427 = v424 < v1;
-  const bool v428 = v426 && v427;
-  if (v428) {
-    const float v429 = v330.x[1];
-    const float v430 = v429 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v431 = iron_f32_to_bf16(v430);
-    const unsigned int v432 = v422 * v1;
-    const unsigned int v433 = v432 + v424;
-    out[v433] = v431;
-  }
-  const unsigned int v434 = static_cast<unsigned int>(v330.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v435 = v407 + v434;
-  const unsigned int v436 = static_cast<unsigned int>(v330.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v437 = v30 + v436;
-  const bool v438 = v435 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v439 = v325 && v438;
-  const bool v440 = v437 < v1;
-  const bool v441 = v439 && v440;
-  if (v441) {
-    const float v442 = v330.x[2];
-    const float v443 = v442 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v444 = iron_f32_to_bf16(v443);
-    const unsigned int v445 = v435 * v1;
-    const unsigned int v446 = v445 + v437;
-    out[v446] = v444;
-  }
-  const unsigned int v447 = static_cast<unsigned int>(v330.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v448 = v407 + v447;
-  const unsigned int v449 = static_cast<unsigned int>(v330.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v450 = v30 + v449;
-  const bool v451 = v448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v452 = v325 && v451;
-  const bool v453 = v450 < v1;
-  const bool v454 = v452 && v453;
-  if (v454) {
-    const float v455 = v330.x[3];
-    const float v456 = v455 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v457 = iron_f32_to_bf16(v456);
-    const unsigned int v458 = v448 * v1;
-    const unsigned int v459 = v458 + v450;
-    out[v459] = v457;
-  }
-  const unsigned int v460 = static_cast<unsigned int>(v330.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v461 = v407 + v460;
-  const unsigned int v462 = static_cast<unsigned int>(v330.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v463 = v30 + v462;
-  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v465 = v325 && v464;
-  const bool v466 = v463 < v1;
-  const bool v467 = v465 && v466;
-  if (v467) {
-    const float v468 = v330.x[4];
-    const float v469 = v468 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v470 = iron_f32_to_bf16(v469);
-    const unsigned int v471 = v461 * v1;
-    const unsigned int v472 = v471 + v463;
-    out[v472] = v470;
-  }
-  const unsigned int v473 = static_cast<unsigned int>(v330.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v474 = v407 + v473;
-  const unsigned int v475 = static_cast<unsigned int>(v330.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v476 = v30 + v475;
-  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v478 = v325 && v477;
-  const bool v479 = v476 < v1;
-  const bool v480 = v478 && v479;
-  if (v480) {
-    const float v481 = v330.x[5];
-    const float v482 = v481 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v483 = iron_f32_to_bf16(v482);
-    const unsigned int v484 = v474 * v1;
-    const unsigned int v485 = v484 + v476;
-    out[v485] = v483;
-  }
-  const unsigned int v486 = static_cast<unsigned int>(v330.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v487 = v407 + v486;
-  const unsigned int v488 = static_cast<unsigned int>(v330.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v489 = v30 + v488;
-  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v491 = v325 && v490;
-  const bool v492 = v489 < v1;
-  const bool v493 = v491 && v492;
-  if (v493) {
-    const float v494 = v330.x[6];
-    const float v495 = v494 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v496 = iron_f32_to_bf16(v495);
-    const unsigned int v497 = v487 * v1;
-    const unsigned int v498 = v497 + v489;
-    out[v498] = v496;
-  }
-  const unsigned int v499 = static_cast<unsigned int>(v330.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v500 = v407 + v499;
-  const unsigned int v501 = static_cast<unsigned int>(v330.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v502 = v30 + v501;
-  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v504 = v325 && v503;
-  const bool v505 = v502 < v1;
-  const bool v506 = v504 && v505;
-  if (v506) {
-    const float v507 = v330.x[7];
-    const float v508 = v507 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v509 = iron_f32_to_bf16(v508);
-    const unsigned int v510 = v500 * v1;
-    const unsigned int v511 = v510 + v502;
-    out[v511] = v509;
-  }
-  const unsigned int v512 = static_cast<unsigned int>(v330.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v513 = v407 + v512;
-  const unsigned int v514 = static_cast<unsigned int>(v330.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v515 = v30 + v514;
-  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v517 = v325 && v516;
-  const bool v518 = v515 < v1;
-  const bool v519 = v517 && v518;
-  if (v519) {
-    const float v520 = v330.x[8];
-    const float v521 = v520 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v522 = iron_f32_to_bf16(v521);
-    const unsigned int v523 = v513 * v1;
-    const unsigned int v524 = v523 + v515;
-    out[v524] = v522;
-  }
-  const unsigned int v525 = static_cast<unsigned int>(v330.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v526 = v407 + v525;
-  const unsigned int v527 = static_cast<unsigned int>(v330.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v528 = v30 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v530 = v325 && v529;
-  const bool v531 = v528 < v1;
-  const bool v532 = v530 && v531;
-  if (v532) {
-    const float v533 = v330.x[9];
-    const float v534 = v533 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v535 = iron_f32_to_bf16(v534);
-    const unsigned int v536 = v526 * v1;
-    const unsigned int v537 = v536 + v528;
-    out[v537] = v535;
-  }
-  const unsigned int v538 = static_cast<unsigned int>(v330.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v539 = v407 + v538;
-  const unsigned int v540 = static_cast<unsigned int>(v330.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v541 = v30 + v540;
-  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v543 = v325 && v542;
-  const bool v544 = v541 < v1;
-  const bool v545 = v543 && v544;
-  if (v545) {
-    const float v546 = v330.x[10];
-    const float v547 = v546 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v548 = iron_f32_to_bf16(v547);
-    const unsigned int v549 = v539 * v1;
-    const unsigned int v550 = v549 + v541;
-    out[v550] = v548;
-  }
-  const unsigned int v551 = static_cast<unsigned int>(v330.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v552 = v407 + v551;
-  const unsigned int v553 = static_cast<unsigned int>(v330.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v554 = v30 + v553;
-  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v556 = v325 && v555;
-  const bool v557 = v554 < v1;
-  const bool v558 = v556 && v557;
-  if (v558) {
-    const float v559 = v330.x[11];
-    const float v560 = v559 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v561 = iron_f32_to_bf16(v560);
-    const unsigned int v562 = v552 * v1;
-    const unsigned int v563 = v562 + v554;
-    out[v563] = v561;
-  }
-  const unsigned int v564 = static_cast<unsigned int>(v330.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v565 = v407 + v564;
-  const unsigned int v566 = static_cast<unsigned int>(v330.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v567 = v30 + v566;
-  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v569 = v325 && v568;
-  const bool v570 = v567 < v1;
-  const bool v571 = v569 && v570;
-  if (v571) {
-    const float v572 = v330.x[12];
-    const float v573 = v572 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v574 = iron_f32_to_bf16(v573);
-    const unsigned int v575 = v565 * v1;
-    const unsigned int v576 = v575 + v567;
-    out[v576] = v574;
-  }
-  const unsigned int v577 = static_cast<unsigned int>(v330.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v578 = v407 + v577;
-  const unsigned int v579 = static_cast<unsigned int>(v330.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v580 = v30 + v579;
-  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v582 = v325 && v581;
-  const bool v583 = v580 < v1;
-  const bool v584 = v582 && v583;
-  if (v584) {
-    const float v585 = v330.x[13];
-    const float v586 = v585 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v587 = iron_f32_to_bf16(v586);
-    const unsigned int v588 = v578 * v1;
-    const unsigned int v589 = v588 + v580;
-    out[v589] = v587;
-  }
-  const unsigned int v590 = static_cast<unsigned int>(v330.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v591 = v407 + v590;
-  const unsigned int v592 = static_cast<unsigned int>(v330.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v593 = v30 + v592;
-  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v595 = v325 && v594;
-  const bool v596 = v593 < v1;
-  const bool v597 = v595 && v596;
-  if (v597) {
-    const float v598 = v330.x[14];
-    const float v599 = v598 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v600 = iron_f32_to_bf16(v599);
-    const unsigned int v601 = v591 * v1;
-    const unsigned int v602 = v601 + v593;
-    out[v602] = v600;
-  }
-  const unsigned int v603 = static_cast<unsigned int>(v330.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v604 = v407 + v603;
-  const unsigned int v605 = static_cast<unsigned int>(v330.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v606 = v30 + v605;
-  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v608 = v325 && v607;
-  const bool v609 = v606 < v1;
-  const bool v610 = v608 && v609;
-  if (v610) {
-    const float v611 = v330.x[15];
-    const float v612 = v611 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v613 = iron_f32_to_bf16(v612);
-    const unsigned int v614 = v604 * v1;
-    const unsigned int v615 = v614 + v606;
-    out[v615] = v613;
-  }
-  const unsigned int v616 = static_cast<unsigned int>(v330.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v617 = v407 + v616;
-  const unsigned int v618 = static_cast<unsigned int>(v330.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v619 = v30 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v621 = v325 && v620;
-  const bool v622 = v619 < v1;
-  const bool v623 = v621 && v622;
-  if (v623) {
-    const float v624 = v330.x[16];
-    const float v625 = v624 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v626 = iron_f32_to_bf16(v625);
-    const unsigned int v627 = v617 * v1;
-    const unsigned int v628 = v627 + v619;
-    out[v628] = v626;
-  }
-  const unsigned int v629 = static_cast<unsigned int>(v330.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v630 = v407 + v629;
-  const unsigned int v631 = static_cast<unsigned int>(v330.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v632 = v30 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v634 = v325 && v633;
-  const bool v635 = v632 < v1;
-  const bool v636 = v634 && v635;
-  if (v636) {
-    const float v637 = v330.x[17];
-    const float v638 = v637 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v639 = iron_f32_to_bf16(v638);
-    const unsigned int v640 = v630 * v1;
-    const unsigned int v641 = v640 + v632;
-    out[v641] = v639;
-  }
-  const unsigned int v642 = static_cast<unsigned int>(v330.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v643 = v407 + v642;
-  const unsigned int v644 = static_cast<unsigned int>(v330.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v645 = v30 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v647 = v325 && v646;
-  const bool v648 = v645 < v1;
-  const bool v649 = v647 && v648;
-  if (v649) {
-    const float v650 = v330.x[18];
-    const float v651 = v650 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v652 = iron_f32_to_bf16(v651);
-    const unsigned int v653 = v643 * v1;
-    const unsigned int v654 = v653 + v645;
-    out[v654] = v652;
-  }
-  const unsigned int v655 = static_cast<unsigned int>(v330.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v656 = v407 + v655;
-  const unsigned int v657 = static_cast<unsigned int>(v330.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v658 = v30 + v657;
-  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v660 = v325 && v659;
-  const bool v661 = v658 < v1;
-  const bool v662 = v660 && v661;
-  if (v662) {
-    const float v663 = v330.x[19];
-    const float v664 = v663 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v665 = iron_f32_to_bf16(v664);
-    const unsigned int v666 = v656 * v1;
-    const unsigned int v667 = v666 + v658;
-    out[v667] = v665;
-  }
-  const unsigned int v668 = static_cast<unsigned int>(v330.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v669 = v407 + v668;
-  const unsigned int v670 = static_cast<unsigned int>(v330.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v671 = v30 + v670;
-  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v673 = v325 && v672;
-  const bool v674 = v671 < v1;
-  const bool v675 = v673 && v674;
-  if (v675) {
-    const float v676 = v330.x[20];
-    const float v677 = v676 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v678 = iron_f32_to_bf16(v677);
-    const unsigned int v679 = v669 * v1;
-    const unsigned int v680 = v679 + v671;
-    out[v680] = v678;
-  }
-  const unsigned int v681 = static_cast<unsigned int>(v330.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v682 = v407 + v681;
-  const unsigned int v683 = static_cast<unsigned int>(v330.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v684 = v30 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v686 = v325 && v685;
-  const bool v687 = v684 < v1;
-  const bool v688 = v686 && v687;
-  if (v688) {
-    const float v689 = v330.x[21];
-    const float v690 = v689 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v691 = iron_f32_to_bf16(v690);
-    const unsigned int v692 = v682 * v1;
-    const unsigned int v693 = v692 + v684;
-    out[v693] = v691;
-  }
-  const unsigned int v694 = static_cast<unsigned int>(v330.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v695 = v407 + v694;
-  const unsigned int v696 = static_cast<unsigned int>(v330.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v697 = v30 + v696;
-  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v699 = v325 && v698;
-  const bool v700 = v697 < v1;
-  const bool v701 = v699 && v700;
-  if (v701) {
-    const float v702 = v330.x[22];
-    const float v703 = v702 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v704 = iron_f32_to_bf16(v703);
-    const unsigned int v705 = v695 * v1;
-    const unsigned int v706 = v705 + v697;
-    out[v706] = v704;
-  }
-  const unsigned int v707 = static_cast<unsigned int>(v330.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v708 = v407 + v707;
-  const unsigned int v709 = static_cast<unsigned int>(v330.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v710 = v30 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v712 = v325 && v711;
-  const bool v713 = v710 < v1;
-  const bool v714 = v712 && v713;
-  if (v714) {
-    const float v715 = v330.x[23];
-    const float v716 = v715 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v717 = iron_f32_to_bf16(v716);
-    const unsigned int v718 = v708 * v1;
-    const unsigned int v719 = v718 + v710;
-    out[v719] = v717;
-  }
-  const unsigned int v720 = static_cast<unsigned int>(v330.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v721 = v407 + v720;
-  const unsigned int v722 = static_cast<unsigned int>(v330.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v723 = v30 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v725 = v325 && v724;
-  const bool v726 = v723 < v1;
-  const bool v727 = v725 && v726;
-  if (v727) {
-    const float v728 = v330.x[24];
-    const float v729 = v728 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v730 = iron_f32_to_bf16(v729);
-    const unsigned int v731 = v721 * v1;
-    const unsigned int v732 = v731 + v723;
-    out[v732] = v730;
-  }
-  const unsigned int v733 = static_cast<unsigned int>(v330.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v734 = v407 + v733;
-  const unsigned int v735 = static_cast<unsigned int>(v330.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v736 = v30 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v738 = v325 && v737;
-  const bool v739 = v736 < v1;
-  const bool v740 = v738 && v739;
-  if (v740) {
-    const float v741 = v330.x[25];
-    const float v742 = v741 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v743 = iron_f32_to_bf16(v742);
-    const unsigned int v744 = v734 * v1;
-    const unsigned int v745 = v744 + v736;
-    out[v745] = v743;
-  }
-  const unsigned int v746 = static_cast<unsigned int>(v330.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v747 = v407 + v746;
-  const unsigned int v748 = static_cast<unsigned int>(v330.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v749 = v30 + v748;
-  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v751 = v325 && v750;
-  const bool v752 = v749 < v1;
-  const bool v753 = v751 && v752;
-  if (v753) {
-    const float v754 = v330.x[26];
-    const float v755 = v754 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v756 = iron_f32_to_bf16(v755);
-    const unsigned int v757 = v747 * v1;
-    const unsigned int v758 = v757 + v749;
-    out[v758] = v756;
-  }
-  const unsigned int v759 = static_cast<unsigned int>(v330.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v760 = v407 + v759;
-  const unsigned int v761 = static_cast<unsigned int>(v330.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v762 = v30 + v761;
-  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v764 = v325 && v763;
-  const bool v765 = v762 < v1;
-  const bool v766 = v764 && v765;
-  if (v766) {
-    const float v767 = v330.x[27];
-    const float v768 = v767 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v769 = iron_f32_to_bf16(v768);
-    const unsigned int v770 = v760 * v1;
-    const unsigned int v771 = v770 + v762;
-    out[v771] = v769;
-  }
-  const unsigned int v772 = static_cast<unsigned int>(v330.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v773 = v407 + v772;
-  const unsigned int v774 = static_cast<unsigned int>(v330.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v775 = v30 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v777 = v325 && v776;
-  const bool v778 = v775 < v1;
-  const bool v779 = v777 && v778;
-  if (v779) {
-    const float v780 = v330.x[28];
-    const float v781 = v780 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v782 = iron_f32_to_bf16(v781);
-    const unsigned int v783 = v773 * v1;
-    const unsigned int v784 = v783 + v775;
-    out[v784] = v782;
-  }
-  const unsigned int v785 = static_cast<unsigned int>(v330.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v786 = v407 + v785;
-  const unsigned int v787 = static_cast<unsigned int>(v330.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v788 = v30 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v790 = v325 && v789;
-  const bool v791 = v788 < v1;
-  const bool v792 = v790 && v791;
-  if (v792) {
-    const float v793 = v330.x[29];
-    const float v794 = v793 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v795 = iron_f32_to_bf16(v794);
-    const unsigned int v796 = v786 * v1;
-    const unsigned int v797 = v796 + v788;
-    out[v797] = v795;
-  }
-  const unsigned int v798 = static_cast<unsigned int>(v330.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v799 = v407 + v798;
-  const unsigned int v800 = static_cast<unsigned int>(v330.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v801 = v30 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v803 = v325 && v802;
-  const bool v804 = v801 < v1;
-  const bool v805 = v803 && v804;
-  if (v805) {
-    const float v806 = v330.x[30];
-    const float v807 = v806 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v808 = iron_f32_to_bf16(v807);
-    const unsigned int v809 = v799 * v1;
-    const unsigned int v810 = v809 + v801;
-    out[v810] = v808;
-  }
-  const unsigned int v811 = static_cast<unsigned int>(v330.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v812 = v407 + v811;
-  const unsigned int v813 = static_cast<unsigned int>(v330.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v814 = v30 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v816 = v325 && v815;
-  const bool v817 = v814 < v1;
-  const bool v818 = v816 && v817;
-  if (v818) {
-    const float v819 = v330.x[31];
-    const float v820 = v819 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v821 = iron_f32_to_bf16(v820);
-    const unsigned int v822 = v812 * v1;
-    const unsigned int v823 = v822 + v814;
-    out[v823] = v821;
-  }
-  const unsigned int v824 = static_cast<unsigned int>(v330.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v825 = v407 + v824;
-  const unsigned int v826 = static_cast<unsigned int>(v330.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v827 = v30 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v829 = v325 && v828;
-  const bool v830 = v827 < v1;
-  const bool v831 = v829 && v830;
-  if (v831) {
-    const float v832 = v330.x[32];
-    const float v833 = v832 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v834 = iron_f32_to_bf16(v833);
-    const unsigned int v835 = v825 * v1;
-    const unsigned int v836 = v835 + v827;
-    out[v836] = v834;
-  }
-  const unsigned int v837 = static_cast<unsigned int>(v330.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v838 = v407 + v837;
-  const unsigned int v839 = static_cast<unsigned int>(v330.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v840 = v30 + v839;
-  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v842 = v325 && v841;
-  const bool v843 = v840 < v1;
-  const bool v844 = v842 && v843;
-  if (v844) {
-    const float v845 = v330.x[33];
-    const float v846 = v845 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v847 = iron_f32_to_bf16(v846);
-    const unsigned int v848 = v838 * v1;
-    const unsigned int v849 = v848 + v840;
-    out[v849] = v847;
-  }
-  const unsigned int v850 = static_cast<unsigned int>(v330.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v851 = v407 + v850;
-  const unsigned int v852 = static_cast<unsigned int>(v330.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v853 = v30 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v855 = v325 && v854;
-  const bool v856 = v853 < v1;
-  const bool v857 = v855 && v856;
-  if (v857) {
-    const float v858 = v330.x[34];
-    const float v859 = v858 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v860 = iron_f32_to_bf16(v859);
-    const unsigned int v861 = v851 * v1;
-    const unsigned int v862 = v861 + v853;
-    out[v862] = v860;
-  }
-  const unsigned int v863 = static_cast<unsigned int>(v330.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v864 = v407 + v863;
-  const unsigned int v865 = static_cast<unsigned int>(v330.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v866 = v30 + v865;
-  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v868 = v325 && v867;
-  const bool v869 = v866 < v1;
-  const bool v870 = v868 && v869;
-  if (v870) {
-    const float v871 = v330.x[35];
-    const float v872 = v871 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v873 = iron_f32_to_bf16(v872);
-    const unsigned int v874 = v864 * v1;
-    const unsigned int v875 = v874 + v866;
-    out[v875] = v873;
-  }
-  const unsigned int v876 = static_cast<unsigned int>(v330.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v877 = v407 + v876;
-  const unsigned int v878 = static_cast<unsigned int>(v330.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v879 = v30 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v881 = v325 && v880;
-  const bool v882 = v879 < v1;
-  const bool v883 = v881 && v882;
-  if (v883) {
-    const float v884 = v330.x[36];
-    const float v885 = v884 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v886 = iron_f32_to_bf16(v885);
-    const unsigned int v887 = v877 * v1;
-    const unsigned int v888 = v887 + v879;
-    out[v888] = v886;
-  }
-  const unsigned int v889 = static_cast<unsigned int>(v330.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v890 = v407 + v889;
-  const unsigned int v891 = static_cast<unsigned int>(v330.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v892 = v30 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v894 = v325 && v893;
-  const bool v895 = v892 < v1;
-  const bool v896 = v894 && v895;
-  if (v896) {
-    const float v897 = v330.x[37];
-    const float v898 = v897 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v899 = iron_f32_to_bf16(v898);
-    const unsigned int v900 = v890 * v1;
-    const unsigned int v901 = v900 + v892;
-    out[v901] = v899;
-  }
-  const unsigned int v902 = static_cast<unsigned int>(v330.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v903 = v407 + v902;
-  const unsigned int v904 = static_cast<unsigned int>(v330.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v905 = v30 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v907 = v325 && v906;
-  const bool v908 = v905 < v1;
-  const bool v909 = v907 && v908;
-  if (v909) {
-    const float v910 = v330.x[38];
-    const float v911 = v910 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v912 = iron_f32_to_bf16(v911);
-    const unsigned int v913 = v903 * v1;
-    const unsigned int v914 = v913 + v905;
-    out[v914] = v912;
-  }
-  const unsigned int v915 = static_cast<unsigned int>(v330.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v916 = v407 + v915;
-  const unsigned int v917 = static_cast<unsigned int>(v330.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v918 = v30 + v917;
-  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v920 = v325 && v919;
-  const bool v921 = v918 < v1;
-  const bool v922 = v920 && v921;
-  if (v922) {
-    const float v923 = v330.x[39];
-    const float v924 = v923 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v925 = iron_f32_to_bf16(v924);
-    const unsigned int v926 = v916 * v1;
-    const unsigned int v927 = v926 + v918;
-    out[v927] = v925;
-  }
-  const unsigned int v928 = static_cast<unsigned int>(v330.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v929 = v407 + v928;
-  const unsigned int v930 = static_cast<unsigned int>(v330.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v931 = v30 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v933 = v325 && v932;
-  const bool v934 = v931 < v1;
-  const bool v935 = v933 && v934;
-  if (v935) {
-    const float v936 = v330.x[40];
-    const float v937 = v936 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v938 = iron_f32_to_bf16(v937);
-    const unsigned int v939 = v929 * v1;
-    const unsigned int v940 = v939 + v931;
-    out[v940] = v938;
-  }
-  const unsigned int v941 = static_cast<unsigned int>(v330.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v942 = v407 + v941;
-  const unsigned int v943 = static_cast<unsigned int>(v330.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v944 = v30 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v946 = v325 && v945;
-  const bool v947 = v944 < v1;
-  const bool v948 = v946 && v947;
-  if (v948) {
-    const float v949 = v330.x[41];
-    const float v950 = v949 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v951 = iron_f32_to_bf16(v950);
-    const unsigned int v952 = v942 * v1;
-    const unsigned int v953 = v952 + v944;
-    out[v953] = v951;
-  }
-  const unsigned int v954 = static_cast<unsigned int>(v330.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v955 = v407 + v954;
-  const unsigned int v956 = static_cast<unsigned int>(v330.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v957 = v30 + v956;
-  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v959 = v325 && v958;
-  const bool v960 = v957 < v1;
-  const bool v961 = v959 && v960;
-  if (v961) {
-    const float v962 = v330.x[42];
-    const float v963 = v962 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v964 = iron_f32_to_bf16(v963);
-    const unsigned int v965 = v955 * v1;
-    const unsigned int v966 = v965 + v957;
-    out[v966] = v964;
-  }
-  const unsigned int v967 = static_cast<unsigned int>(v330.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v968 = v407 + v967;
-  const unsigned int v969 = static_cast<unsigned int>(v330.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v970 = v30 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v972 = v325 && v971;
-  const bool v973 = v970 < v1;
-  const bool v974 = v972 && v973;
-  if (v974) {
-    const float v975 = v330.x[43];
-    const float v976 = v975 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v977 = iron_f32_to_bf16(v976);
-    const unsigned int v978 = v968 * v1;
-    const unsigned int v979 = v978 + v970;
-    out[v979] = v977;
-  }
-  const unsigned int v980 = static_cast<unsigned int>(v330.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v981 = v407 + v980;
-  const unsigned int v982 = static_cast<unsigned int>(v330.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v983 = v30 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v985 = v325 && v984;
-  const bool v986 = v983 < v1;
-  const bool v987 = v985 && v986;
-  if (v987) {
-    const float v988 = v330.x[44];
-    const float v989 = v988 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v990 = iron_f32_to_bf16(v989);
-    const unsigned int v991 = v981 * v1;
-    const unsigned int v992 = v991 + v983;
-    out[v992] = v990;
-  }
-  const unsigned int v993 = static_cast<unsigned int>(v330.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v994 = v407 + v993;
-  const unsigned int v995 = static_cast<unsigned int>(v330.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v996 = v30 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v998 = v325 && v997;
-  const bool v999 = v996 < v1;
-  const bool v1000 = v998 && v999;
-  if (v1000) {
-    const float v1001 = v330.x[45];
-    const float v1002 = v1001 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1003 = iron_f32_to_bf16(v1002);
-    const unsigned int v1004 = v994 * v1;
-    const unsigned int v1005 = v1004 + v996;
-    out[v1005] = v1003;
-  }
-  const unsigned int v1006 = static_cast<unsigned int>(v330.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1007 = v407 + v1006;
-  const unsigned int v1008 = static_cast<unsigned int>(v330.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1009 = v30 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1011 = v325 && v1010;
-  const bool v1012 = v1009 < v1;
-  const bool v1013 = v1011 && v1012;
-  if (v1013) {
-    const float v1014 = v330.x[46];
-    const float v1015 = v1014 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1016 = iron_f32_to_bf16(v1015);
-    const unsigned int v1017 = v1007 * v1;
-    const unsigned int v1018 = v1017 + v1009;
-    out[v1018] = v1016;
-  }
-  const unsigned int v1019 = static_cast<unsigned int>(v330.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1020 = v407 + v1019;
-  const unsigned int v1021 = static_cast<unsigned int>(v330.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1022 = v30 + v1021;
-  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1024 = v325 && v1023;
-  const bool v1025 = v1022 < v1;
-  const bool v1026 = v1024 && v1025;
-  if (v1026) {
-    const float v1027 = v330.x[47];
-    const float v1028 = v1027 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1029 = iron_f32_to_bf16(v1028);
-    const unsigned int v1030 = v1020 * v1;
-    const unsigned int v1031 = v1030 + v1022;
-    out[v1031] = v1029;
-  }
-  const unsigned int v1032 = static_cast<unsigned int>(v330.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1033 = v407 + v1032;
-  const unsigned int v1034 = static_cast<unsigned int>(v330.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1035 = v30 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1037 = v325 && v1036;
-  const bool v1038 = v1035 < v1;
-  const bool v1039 = v1037 && v1038;
-  if (v1039) {
-    const float v1040 = v330.x[48];
-    const float v1041 = v1040 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1042 = iron_f32_to_bf16(v1041);
-    const unsigned int v1043 = v1033 * v1;
-    const unsigned int v1044 = v1043 + v1035;
-    out[v1044] = v1042;
-  }
-  const unsigned int v1045 = static_cast<unsigned int>(v330.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1046 = v407 + v1045;
-  const unsigned int v1047 = static_cast<unsigned int>(v330.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1048 = v30 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1050 = v325 && v1049;
-  const bool v1051 = v1048 < v1;
-  const bool v1052 = v1050 && v1051;
-  if (v1052) {
-    const float v1053 = v330.x[49];
-    const float v1054 = v1053 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1055 = iron_f32_to_bf16(v1054);
-    const unsigned int v1056 = v1046 * v1;
-    const unsigned int v1057 = v1056 + v1048;
-    out[v1057] = v1055;
-  }
-  const unsigned int v1058 = static_cast<unsigned int>(v330.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1059 = v407 + v1058;
-  const unsigned int v1060 = static_cast<unsigned int>(v330.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1061 = v30 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1063 = v325 && v1062;
-  const bool v1064 = v1061 < v1;
-  const bool v1065 = v1063 && v1064;
-  if (v1065) {
-    const float v1066 = v330.x[50];
-    const float v1067 = v1066 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1068 = iron_f32_to_bf16(v1067);
-    const unsigned int v1069 = v1059 * v1;
-    const unsigned int v1070 = v1069 + v1061;
-    out[v1070] = v1068;
-  }
-  const unsigned int v1071 = static_cast<unsigned int>(v330.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1072 = v407 + v1071;
-  const unsigned int v1073 = static_cast<unsigned int>(v330.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1074 = v30 + v1073;
-  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1076 = v325 && v1075;
-  const bool v1077 = v1074 < v1;
-  const bool v1078 = v1076 && v1077;
-  if (v1078) {
-    const float v1079 = v330.x[51];
-    const float v1080 = v1079 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1081 = iron_f32_to_bf16(v1080);
-    const unsigned int v1082 = v1072 * v1;
-    const unsigned int v1083 = v1082 + v1074;
-    out[v1083] = v1081;
-  }
-  const unsigned int v1084 = static_cast<unsigned int>(v330.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1085 = v407 + v1084;
-  const unsigned int v1086 = static_cast<unsigned int>(v330.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1087 = v30 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1089 = v325 && v1088;
-  const bool v1090 = v1087 < v1;
-  const bool v1091 = v1089 && v1090;
-  if (v1091) {
-    const float v1092 = v330.x[52];
-    const float v1093 = v1092 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1094 = iron_f32_to_bf16(v1093);
-    const unsigned int v1095 = v1085 * v1;
-    const unsigned int v1096 = v1095 + v1087;
-    out[v1096] = v1094;
-  }
-  const unsigned int v1097 = static_cast<unsigned int>(v330.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1098 = v407 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v330.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1100 = v30 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1102 = v325 && v1101;
-  const bool v1103 = v1100 < v1;
-  const bool v1104 = v1102 && v1103;
-  if (v1104) {
-    const float v1105 = v330.x[53];
-    const float v1106 = v1105 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1107 = iron_f32_to_bf16(v1106);
-    const unsigned int v1108 = v1098 * v1;
-    const unsigned int v1109 = v1108 + v1100;
-    out[v1109] = v1107;
-  }
-  const unsigned int v1110 = static_cast<unsigned int>(v330.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1111 = v407 + v1110;
-  const unsigned int v1112 = static_cast<unsigned int>(v330.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1113 = v30 + v1112;
-  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1115 = v325 && v1114;
-  const bool v1116 = v1113 < v1;
-  const bool v1117 = v1115 && v1116;
-  if (v1117) {
-    const float v1118 = v330.x[54];
-    const float v1119 = v1118 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1120 = iron_f32_to_bf16(v1119);
-    const unsigned int v1121 = v1111 * v1;
-    const unsigned int v1122 = v1121 + v1113;
-    out[v1122] = v1120;
-  }
-  const unsigned int v1123 = static_cast<unsigned int>(v330.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1124 = v407 + v1123;
-  const unsigned int v1125 = static_cast<unsigned int>(v330.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1126 = v30 + v1125;
-  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1128 = v325 && v1127;
-  const bool v1129 = v1126 < v1;
-  const bool v1130 = v1128 && v1129;
-  if (v1130) {
-    const float v1131 = v330.x[55];
-    const float v1132 = v1131 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1133 = iron_f32_to_bf16(v1132);
-    const unsigned int v1134 = v1124 * v1;
-    const unsigned int v1135 = v1134 + v1126;
-    out[v1135] = v1133;
-  }
-  const unsigned int v1136 = static_cast<unsigned int>(v330.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1137 = v407 + v1136;
-  const unsigned int v1138 = static_cast<unsigned int>(v330.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1139 = v30 + v1138;
-  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1141 = v325 && v1140;
-  const bool v1142 = v1139 < v1;
-  const bool v1143 = v1141 && v1142;
-  if (v1143) {
-    const float v1144 = v330.x[56];
-    const float v1145 = v1144 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1146 = iron_f32_to_bf16(v1145);
-    const unsigned int v1147 = v1137 * v1;
-    const unsigned int v1148 = v1147 + v1139;
-    out[v1148] = v1146;
-  }
-  const unsigned int v1149 = static_cast<unsigned int>(v330.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1150 = v407 + v1149;
-  const unsigned int v1151 = static_cast<unsigned int>(v330.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1152 = v30 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1154 = v325 && v1153;
-  const bool v1155 = v1152 < v1;
-  const bool v1156 = v1154 && v1155;
-  if (v1156) {
-    const float v1157 = v330.x[57];
-    const float v1158 = v1157 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1159 = iron_f32_to_bf16(v1158);
-    const unsigned int v1160 = v1150 * v1;
-    const unsigned int v1161 = v1160 + v1152;
-    out[v1161] = v1159;
-  }
-  const unsigned int v1162 = static_cast<unsigned int>(v330.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1163 = v407 + v1162;
-  const unsigned int v1164 = static_cast<unsigned int>(v330.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1165 = v30 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1167 = v325 && v1166;
-  const bool v1168 = v1165 < v1;
-  const bool v1169 = v1167 && v1168;
-  if (v1169) {
-    const float v1170 = v330.x[58];
-    const float v1171 = v1170 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1172 = iron_f32_to_bf16(v1171);
-    const unsigned int v1173 = v1163 * v1;
-    const unsigned int v1174 = v1173 + v1165;
-    out[v1174] = v1172;
-  }
-  const unsigned int v1175 = static_cast<unsigned int>(v330.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1176 = v407 + v1175;
-  const unsigned int v1177 = static_cast<unsigned int>(v330.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1178 = v30 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1180 = v325 && v1179;
-  const bool v1181 = v1178 < v1;
-  const bool v1182 = v1180 && v1181;
-  if (v1182) {
-    const float v1183 = v330.x[59];
-    const float v1184 = v1183 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1185 = iron_f32_to_bf16(v1184);
-    const unsigned int v1186 = v1176 * v1;
-    const unsigned int v1187 = v1186 + v1178;
-    out[v1187] = v1185;
-  }
-  const unsigned int v1188 = static_cast<unsigned int>(v330.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1189 = v407 + v1188;
-  const unsigned int v1190 = static_cast<unsigned int>(v330.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1191 = v30 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1193 = v325 && v1192;
-  const bool v1194 = v1191 < v1;
-  const bool v1195 = v1193 && v1194;
-  if (v1195) {
-    const float v1196 = v330.x[60];
-    const float v1197 = v1196 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1198 = iron_f32_to_bf16(v1197);
-    const unsigned int v1199 = v1189 * v1;
-    const unsigned int v1200 = v1199 + v1191;
-    out[v1200] = v1198;
-  }
-  const unsigned int v1201 = static_cast<unsigned int>(v330.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1202 = v407 + v1201;
-  const unsigned int v1203 = static_cast<unsigned int>(v330.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1204 = v30 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1206 = v325 && v1205;
-  const bool v1207 = v1204 < v1;
-  const bool v1208 = v1206 && v1207;
-  if (v1208) {
-    const float v1209 = v330.x[61];
-    const float v1210 = v1209 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1211 = iron_f32_to_bf16(v1210);
-    const unsigned int v1212 = v1202 * v1;
-    const unsigned int v1213 = v1212 + v1204;
-    out[v1213] = v1211;
-  }
-  const unsigned int v1214 = static_cast<unsigned int>(v330.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1215 = v407 + v1214;
-  const unsigned int v1216 = static_cast<unsigned int>(v330.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1217 = v30 + v1216;
-  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1219 = v325 && v1218;
-  const bool v1220 = v1217 < v1;
-  const bool v1221 = v1219 && v1220;
-  if (v1221) {
-    const float v1222 = v330.x[62];
-    const float v1223 = v1222 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1224 = iron_f32_to_bf16(v1223);
-    const unsigned int v1225 = v1215 * v1;
-    const unsigned int v1226 = v1225 + v1217;
-    out[v1226] = v1224;
-  }
-  const unsigned int v1227 = static_cast<unsigned int>(v330.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1228 = v407 + v1227;
-  const unsigned int v1229 = static_cast<unsigned int>(v330.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1230 = v30 + v1229;
-  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1232 = v325 && v1231;
-  const bool v1233 = v1230 < v1;
-  const bool v1234 = v1232 && v1233;
-  if (v1234) {
-    const float v1235 = v330.x[63];
-    const float v1236 = v1235 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1237 = iron_f32_to_bf16(v1236);
-    const unsigned int v1238 = v1228 * v1;
-    const unsigned int v1239 = v1238 + v1230;
-    out[v1239] = v1237;
-  }
-  const unsigned int v1241 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
-  iron_frag<float, 2, 16, 128> v1249;  // kernels/gemm/gemm_warpgroup.hpp:423
-  iron_frag_fill(v1249, 0.0f);
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
+  }
+  const unsigned int v503 = v425 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:551
+  const unsigned int v504 = v503 << 4u;
+  const unsigned int v506 = v429 << 6u;
+  const unsigned int v507 = v26 + v506;
+  const unsigned int v508 = v507 + v504;
+  const unsigned int v509 = static_cast<unsigned int>(v431.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v510 = v508 + v509;
+  const unsigned int v511 = static_cast<unsigned int>(v431.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v512 = v30 + v511;
+  const bool v513 = v510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v514 = v426 && v513;
+  const bool v515 = v512 < v1;
+  const bool v516 = v514 && v515;
+  if (v516) {
+    const float v517 = v431.x[0];
+    const float v518 = v517 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v519 = iron_f32_to_bf16(v518);
+    const unsigned int v520 = v510 * v1;
+    const unsigned int v521 = v520 + v512;
+    out[v521] = v519;
+  }
+  const unsigned int v522 = static_cast<unsigned int>(v431.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v523 = v508 + v522;
+  const unsigned int v524 = static_cast<unsigned int>(v431.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v525 = v30 + v524;
+  const bool v526 = v523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v527 = v426 && v526;
+  const bool v528 = v525 < v1;
+  const bool v529 = v527 && v528;
+  if (v529) {
+    const float v530 = v431.x[1];
+    const float v531 = v530 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v532 = iron_f32_to_bf16(v531);
+    const unsigned int v533 = v523 * v1;
+    const unsigned int v534 = v533 + v525;
+    out[v534] = v532;
+  }
+  const unsigned int v535 = static_cast<unsigned int>(v431.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v536 = v508 + v535;
+  const unsigned int v537 = static_cast<unsigned int>(v431.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v538 = v30 + v537;
+  const bool v539 = v536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v540 = v426 && v539;
+  const bool v541 = v538 < v1;
+  const bool v542 = v540 && v541;
+  if (v542) {
+    const float v543 = v431.x[2];
+    const float v544 = v543 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v545 = iron_f32_to_bf16(v544);
+    const unsigned int v546 = v536 * v1;
+    const unsigned int v547 = v546 + v538;
+    out[v547] = v545;
+  }
+  const unsigned int v548 = static_cast<unsigned int>(v431.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v549 = v508 + v548;
+  const unsigned int v550 = static_cast<unsigned int>(v431.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v551 = v30 + v550;
+  const bool v552 = v549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v553 = v426 && v552;
+  const bool v554 = v551 < v1;
+  const bool v555 = v553 && v554;
+  if (v555) {
+    const float v556 = v431.x[3];
+    const float v557 = v556 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v558 = iron_f32_to_bf16(v557);
+    const unsigned int v559 = v549 * v1;
+    const unsigned int v560 = v559 + v551;
+    out[v560] = v558;
+  }
+  const unsigned int v561 = static_cast<unsigned int>(v431.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v562 = v508 + v561;
+  const unsigned int v563 = static_cast<unsigned int>(v431.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v564 = v30 + v563;
+  const bool v565 = v562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v566 = v426 && v565;
+  const bool v567 = v564 < v1;
+  const bool v568 = v566 && v567;
+  if (v568) {
+    const float v569 = v431.x[4];
+    const float v570 = v569 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v571 = iron_f32_to_bf16(v570);
+    const unsigned int v572 = v562 * v1;
+    const unsigned int v573 = v572 + v564;
+    out[v573] = v571;
+  }
+  const unsigned int v574 = static_cast<unsigned int>(v431.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v575 = v508 + v574;
+  const unsigned int v576 = static_cast<unsigned int>(v431.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v577 = v30 + v576;
+  const bool v578 = v575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v579 = v426 && v578;
+  const bool v580 = v577 < v1;
+  const bool v581 = v579 && v580;
+  if (v581) {
+    const float v582 = v431.x[5];
+    const float v583 = v582 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v584 = iron_f32_to_bf16(v583);
+    const unsigned int v585 = v575 * v1;
+    const unsigned int v586 = v585 + v577;
+    out[v586] = v584;
+  }
+  const unsigned int v587 = static_cast<unsigned int>(v431.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v588 = v508 + v587;
+  const unsigned int v589 = static_cast<unsigned int>(v431.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v590 = v30 + v589;
+  const bool v591 = v588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v592 = v426 && v591;
+  const bool v593 = v590 < v1;
+  const bool v594 = v592 && v593;
+  if (v594) {
+    const float v595 = v431.x[6];
+    const float v596 = v595 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v597 = iron_f32_to_bf16(v596);
+    const unsigned int v598 = v588 * v1;
+    const unsigned int v599 = v598 + v590;
+    out[v599] = v597;
+  }
+  const unsigned int v600 = static_cast<unsigned int>(v431.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v601 = v508 + v600;
+  const unsigned int v602 = static_cast<unsigned int>(v431.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v603 = v30 + v602;
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v605 = v426 && v604;
+  const bool v606 = v603 < v1;
+  const bool v607 = v605 && v606;
+  if (v607) {
+    const float v608 = v431.x[7];
+    const float v609 = v608 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v610 = iron_f32_to_bf16(v609);
+    const unsigned int v611 = v601 * v1;
+    const unsigned int v612 = v611 + v603;
+    out[v612] = v610;
+  }
+  const unsigned int v613 = static_cast<unsigned int>(v431.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v614 = v508 + v613;
+  const unsigned int v615 = static_cast<unsigned int>(v431.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v616 = v30 + v615;
+  const bool v617 = v614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v618 = v426 && v617;
+  const bool v619 = v616 < v1;
+  const bool v620 = v618 && v619;
+  if (v620) {
+    const float v621 = v431.x[8];
+    const float v622 = v621 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v623 = iron_f32_to_bf16(v622);
+    const unsigned int v624 = v614 * v1;
+    const unsigned int v625 = v624 + v616;
+    out[v625] = v623;
+  }
+  const unsigned int v626 = static_cast<unsigned int>(v431.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v627 = v508 + v626;
+  const unsigned int v628 = static_cast<unsigned int>(v431.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v629 = v30 + v628;
+  const bool v630 = v627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v631 = v426 && v630;
+  const bool v632 = v629 < v1;
+  const bool v633 = v631 && v632;
+  if (v633) {
+    const float v634 = v431.x[9];
+    const float v635 = v634 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v636 = iron_f32_to_bf16(v635);
+    const unsigned int v637 = v627 * v1;
+    const unsigned int v638 = v637 + v629;
+    out[v638] = v636;
+  }
+  const unsigned int v639 = static_cast<unsigned int>(v431.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v640 = v508 + v639;
+  const unsigned int v641 = static_cast<unsigned int>(v431.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v642 = v30 + v641;
+  const bool v643 = v640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v644 = v426 && v643;
+  const bool v645 = v642 < v1;
+  const bool v646 = v644 && v645;
+  if (v646) {
+    const float v647 = v431.x[10];
+    const float v648 = v647 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v649 = iron_f32_to_bf16(v648);
+    const unsigned int v650 = v640 * v1;
+    const unsigned int v651 = v650 + v642;
+    out[v651] = v649;
+  }
+  const unsigned int v652 = static_cast<unsigned int>(v431.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v653 = v508 + v652;
+  const unsigned int v654 = static_cast<unsigned int>(v431.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v655 = v30 + v654;
+  const bool v656 = v653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v657 = v426 && v656;
+  const bool v658 = v655 < v1;
+  const bool v659 = v657 && v658;
+  if (v659) {
+    const float v660 = v431.x[11];
+    const float v661 = v660 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v662 = iron_f32_to_bf16(v661);
+    const unsigned int v663 = v653 * v1;
+    const unsigned int v664 = v663 + v655;
+    out[v664] = v662;
+  }
+  const unsigned int v665 = static_cast<unsigned int>(v431.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v666 = v508 + v665;
+  const unsigned int v667 = static_cast<unsigned int>(v431.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v668 = v30 + v667;
+  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v670 = v426 && v669;
+  const bool v671 = v668 < v1;
+  const bool v672 = v670 && v671;
+  if (v672) {
+    const float v673 = v431.x[12];
+    const float v674 = v673 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v675 = iron_f32_to_bf16(v674);
+    const unsigned int v676 = v666 * v1;
+    const unsigned int v677 = v676 + v668;
+    out[v677] = v675;
+  }
+  const unsigned int v678 = static_cast<unsigned int>(v431.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v679 = v508 + v678;
+  const unsigned int v680 = static_cast<unsigned int>(v431.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v681 = v30 + v680;
+  const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v683 = v426 && v682;
+  const bool v684 = v681 < v1;
+  const bool v685 = v683 && v684;
+  if (v685) {
+    const float v686 = v431.x[13];
+    const float v687 = v686 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v688 = iron_f32_to_bf16(v687);
+    const unsigned int v689 = v679 * v1;
+    const unsigned int v690 = v689 + v681;
+    out[v690] = v688;
+  }
+  const unsigned int v691 = static_cast<unsigned int>(v431.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v692 = v508 + v691;
+  const unsigned int v693 = static_cast<unsigned int>(v431.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v694 = v30 + v693;
+  const bool v695 = v692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v696 = v426 && v695;
+  const bool v697 = v694 < v1;
+  const bool v698 = v696 && v697;
+  if (v698) {
+    const float v699 = v431.x[14];
+    const float v700 = v699 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v701 = iron_f32_to_bf16(v700);
+    const unsigned int v702 = v692 * v1;
+    const unsigned int v703 = v702 + v694;
+    out[v703] = v701;
+  }
+  const unsigned int v704 = static_cast<unsigned int>(v431.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v705 = v508 + v704;
+  const unsigned int v706 = static_cast<unsigned int>(v431.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v707 = v30 + v706;
+  const bool v708 = v705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v709 = v426 && v708;
+  const bool v710 = v707 < v1;
+  const bool v711 = v709 && v710;
+  if (v711) {
+    const float v712 = v431.x[15];
+    const float v713 = v712 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v714 = iron_f32_to_bf16(v713);
+    const unsigned int v715 = v705 * v1;
+    const unsigned int v716 = v715 + v707;
+    out[v716] = v714;
+  }
+  const unsigned int v717 = static_cast<unsigned int>(v431.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v718 = v508 + v717;
+  const unsigned int v719 = static_cast<unsigned int>(v431.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v720 = v30 + v719;
+  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v722 = v426 && v721;
+  const bool v723 = v720 < v1;
+  const bool v724 = v722 && v723;
+  if (v724) {
+    const float v725 = v431.x[16];
+    const float v726 = v725 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v727 = iron_f32_to_bf16(v726);
+    const unsigned int v728 = v718 * v1;
+    const unsigned int v729 = v728 + v720;
+    out[v729] = v727;
+  }
+  const unsigned int v730 = static_cast<unsigned int>(v431.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v731 = v508 + v730;
+  const unsigned int v732 = static_cast<unsigned int>(v431.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v733 = v30 + v732;
+  const bool v734 = v731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v735 = v426 && v734;
+  const bool v736 = v733 < v1;
+  const bool v737 = v735 && v736;
+  if (v737) {
+    const float v738 = v431.x[17];
+    const float v739 = v738 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v740 = iron_f32_to_bf16(v739);
+    const unsigned int v741 = v731 * v1;
+    const unsigned int v742 = v741 + v733;
+    out[v742] = v740;
+  }
+  const unsigned int v743 = static_cast<unsigned int>(v431.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v744 = v508 + v743;
+  const unsigned int v745 = static_cast<unsigned int>(v431.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v746 = v30 + v745;
+  const bool v747 = v744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v748 = v426 && v747;
+  const bool v749 = v746 < v1;
+  const bool v750 = v748 && v749;
+  if (v750) {
+    const float v751 = v431.x[18];
+    const float v752 = v751 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v753 = iron_f32_to_bf16(v752);
+    const unsigned int v754 = v744 * v1;
+    const unsigned int v755 = v754 + v746;
+    out[v755] = v753;
+  }
+  const unsigned int v756 = static_cast<unsigned int>(v431.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v757 = v508 + v756;
+  const unsigned int v758 = static_cast<unsigned int>(v431.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v759 = v30 + v758;
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v761 = v426 && v760;
+  const bool v762 = v759 < v1;
+  const bool v763 = v761 && v762;
+  if (v763) {
+    const float v764 = v431.x[19];
+    const float v765 = v764 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v766 = iron_f32_to_bf16(v765);
+    const unsigned int v767 = v757 * v1;
+    const unsigned int v768 = v767 + v759;
+    out[v768] = v766;
+  }
+  const unsigned int v769 = static_cast<unsigned int>(v431.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v770 = v508 + v769;
+  const unsigned int v771 = static_cast<unsigned int>(v431.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v772 = v30 + v771;
+  const bool v773 = v770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v774 = v426 && v773;
+  const bool v775 = v772 < v1;
+  const bool v776 = v774 && v775;
+  if (v776) {
+    const float v777 = v431.x[20];
+    const float v778 = v777 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v779 = iron_f32_to_bf16(v778);
+    const unsigned int v780 = v770 * v1;
+    const unsigned int v781 = v780 + v772;
+    out[v781] = v779;
+  }
+  const unsigned int v782 = static_cast<unsigned int>(v431.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v783 = v508 + v782;
+  const unsigned int v784 = static_cast<unsigned int>(v431.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v785 = v30 + v784;
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v787 = v426 && v786;
+  const bool v788 = v785 < v1;
+  const bool v789 = v787 && v788;
+  if (v789) {
+    const float v790 = v431.x[21];
+    const float v791 = v790 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v792 = iron_f32_to_bf16(v791);
+    const unsigned int v793 = v783 * v1;
+    const unsigned int v794 = v793 + v785;
+    out[v794] = v792;
+  }
+  const unsigned int v795 = static_cast<unsigned int>(v431.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v796 = v508 + v795;
+  const unsigned int v797 = static_cast<unsigned int>(v431.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v798 = v30 + v797;
+  const bool v799 = v796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v800 = v426 && v799;
+  const bool v801 = v798 < v1;
+  const bool v802 = v800 && v801;
+  if (v802) {
+    const float v803 = v431.x[22];
+    const float v804 = v803 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v805 = iron_f32_to_bf16(v804);
+    const unsigned int v806 = v796 * v1;
+    const unsigned int v807 = v806 + v798;
+    out[v807] = v805;
+  }
+  const unsigned int v808 = static_cast<unsigned int>(v431.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v809 = v508 + v808;
+  const unsigned int v810 = static_cast<unsigned int>(v431.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v811 = v30 + v810;
+  const bool v812 = v809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v813 = v426 && v812;
+  const bool v814 = v811 < v1;
+  const bool v815 = v813 && v814;
+  if (v815) {
+    const float v816 = v431.x[23];
+    const float v817 = v816 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v818 = iron_f32_to_bf16(v817);
+    const unsigned int v819 = v809 * v1;
+    const unsigned int v820 = v819 + v811;
+    out[v820] = v818;
+  }
+  const unsigned int v821 = static_cast<unsigned int>(v431.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v822 = v508 + v821;
+  const unsigned int v823 = static_cast<unsigned int>(v431.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v824 = v30 + v823;
+  const bool v825 = v822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v826 = v426 && v825;
+  const bool v827 = v824 < v1;
+  const bool v828 = v826 && v827;
+  if (v828) {
+    const float v829 = v431.x[24];
+    const float v830 = v829 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v831 = iron_f32_to_bf16(v830);
+    const unsigned int v832 = v822 * v1;
+    const unsigned int v833 = v832 + v824;
+    out[v833] = v831;
+  }
+  const unsigned int v834 = static_cast<unsigned int>(v431.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v835 = v508 + v834;
+  const unsigned int v836 = static_cast<unsigned int>(v431.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v837 = v30 + v836;
+  const bool v838 = v835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v839 = v426 && v838;
+  const bool v840 = v837 < v1;
+  const bool v841 = v839 && v840;
+  if (v841) {
+    const float v842 = v431.x[25];
+    const float v843 = v842 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v844 = iron_f32_to_bf16(v843);
+    const unsigned int v845 = v835 * v1;
+    const unsigned int v846 = v845 + v837;
+    out[v846] = v844;
+  }
+  const unsigned int v847 = static_cast<unsigned int>(v431.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v848 = v508 + v847;
+  const unsigned int v849 = static_cast<unsigned int>(v431.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v850 = v30 + v849;
+  const bool v851 = v848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v852 = v426 && v851;
+  const bool v853 = v850 < v1;
+  const bool v854 = v852 && v853;
+  if (v854) {
+    const float v855 = v431.x[26];
+    const float v856 = v855 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v857 = iron_f32_to_bf16(v856);
+    const unsigned int v858 = v848 * v1;
+    const unsigned int v859 = v858 + v850;
+    out[v859] = v857;
+  }
+  const unsigned int v860 = static_cast<unsigned int>(v431.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v861 = v508 + v860;
+  const unsigned int v862 = static_cast<unsigned int>(v431.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v863 = v30 + v862;
+  const bool v864 = v861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v865 = v426 && v864;
+  const bool v866 = v863 < v1;
+  const bool v867 = v865 && v866;
+  if (v867) {
+    const float v868 = v431.x[27];
+    const float v869 = v868 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v870 = iron_f32_to_bf16(v869);
+    const unsigned int v871 = v861 * v1;
+    const unsigned int v872 = v871 + v863;
+    out[v872] = v870;
+  }
+  const unsigned int v873 = static_cast<unsigned int>(v431.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v874 = v508 + v873;
+  const unsigned int v875 = static_cast<unsigned int>(v431.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v876 = v30 + v875;
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v878 = v426 && v877;
+  const bool v879 = v876 < v1;
+  const bool v880 = v878 && v879;
+  if (v880) {
+    const float v881 = v431.x[28];
+    const float v882 = v881 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v883 = iron_f32_to_bf16(v882);
+    const unsigned int v884 = v874 * v1;
+    const unsigned int v885 = v884 + v876;
+    out[v885] = v883;
+  }
+  const unsigned int v886 = static_cast<unsigned int>(v431.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v887 = v508 + v886;
+  const unsigned int v888 = static_cast<unsigned int>(v431.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v889 = v30 + v888;
+  const bool v890 = v887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v891 = v426 && v890;
+  const bool v892 = v889 < v1;
+  const bool v893 = v891 && v892;
+  if (v893) {
+    const float v894 = v431.x[29];
+    const float v895 = v894 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v896 = iron_f32_to_bf16(v895);
+    const unsigned int v897 = v887 * v1;
+    const unsigned int v898 = v897 + v889;
+    out[v898] = v896;
+  }
+  const unsigned int v899 = static_cast<unsigned int>(v431.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v900 = v508 + v899;
+  const unsigned int v901 = static_cast<unsigned int>(v431.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v902 = v30 + v901;
+  const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v904 = v426 && v903;
+  const bool v905 = v902 < v1;
+  const bool v906 = v904 && v905;
+  if (v906) {
+    const float v907 = v431.x[30];
+    const float v908 = v907 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v909 = iron_f32_to_bf16(v908);
+    const unsigned int v910 = v900 * v1;
+    const unsigned int v911 = v910 + v902;
+    out[v911] = v909;
+  }
+  const unsigned int v912 = static_cast<unsigned int>(v431.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v913 = v508 + v912;
+  const unsigned int v914 = static_cast<unsigned int>(v431.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v915 = v30 + v914;
+  const bool v916 = v913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v917 = v426 && v916;
+  const bool v918 = v915 < v1;
+  const bool v919 = v917 && v918;
+  if (v919) {
+    const float v920 = v431.x[31];
+    const float v921 = v920 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v922 = iron_f32_to_bf16(v921);
+    const unsigned int v923 = v913 * v1;
+    const unsigned int v924 = v923 + v915;
+    out[v924] = v922;
+  }
+  const unsigned int v925 = static_cast<unsigned int>(v431.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v926 = v508 + v925;
+  const unsigned int v927 = static_cast<unsigned int>(v431.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v928 = v30 + v927;
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v930 = v426 && v929;
+  const bool v931 = v928 < v1;
+  const bool v932 = v930 && v931;
+  if (v932) {
+    const float v933 = v431.x[32];
+    const float v934 = v933 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v935 = iron_f32_to_bf16(v934);
+    const unsigned int v936 = v926 * v1;
+    const unsigned int v937 = v936 + v928;
+    out[v937] = v935;
+  }
+  const unsigned int v938 = static_cast<unsigned int>(v431.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v939 = v508 + v938;
+  const unsigned int v940 = static_cast<unsigned int>(v431.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v941 = v30 + v940;
+  const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v943 = v426 && v942;
+  const bool v944 = v941 < v1;
+  const bool v945 = v943 && v944;
+  if (v945) {
+    const float v946 = v431.x[33];
+    const float v947 = v946 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v948 = iron_f32_to_bf16(v947);
+    const unsigned int v949 = v939 * v1;
+    const unsigned int v950 = v949 + v941;
+    out[v950] = v948;
+  }
+  const unsigned int v951 = static_cast<unsigned int>(v431.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v952 = v508 + v951;
+  const unsigned int v953 = static_cast<unsigned int>(v431.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v954 = v30 + v953;
+  const bool v955 = v952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v956 = v426 && v955;
+  const bool v957 = v954 < v1;
+  const bool v958 = v956 && v957;
+  if (v958) {
+    const float v959 = v431.x[34];
+    const float v960 = v959 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v961 = iron_f32_to_bf16(v960);
+    const unsigned int v962 = v952 * v1;
+    const unsigned int v963 = v962 + v954;
+    out[v963] = v961;
+  }
+  const unsigned int v964 = static_cast<unsigned int>(v431.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v965 = v508 + v964;
+  const unsigned int v966 = static_cast<unsigned int>(v431.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v967 = v30 + v966;
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v969 = v426 && v968;
+  const bool v970 = v967 < v1;
+  const bool v971 = v969 && v970;
+  if (v971) {
+    const float v972 = v431.x[35];
+    const float v973 = v972 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v974 = iron_f32_to_bf16(v973);
+    const unsigned int v975 = v965 * v1;
+    const unsigned int v976 = v975 + v967;
+    out[v976] = v974;
+  }
+  const unsigned int v977 = static_cast<unsigned int>(v431.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v978 = v508 + v977;
+  const unsigned int v979 = static_cast<unsigned int>(v431.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v980 = v30 + v979;
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v982 = v426 && v981;
+  const bool v983 = v980 < v1;
+  const bool v984 = v982 && v983;
+  if (v984) {
+    const float v985 = v431.x[36];
+    const float v986 = v985 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v987 = iron_f32_to_bf16(v986);
+    const unsigned int v988 = v978 * v1;
+    const unsigned int v989 = v988 + v980;
+    out[v989] = v987;
+  }
+  const unsigned int v990 = static_cast<unsigned int>(v431.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v991 = v508 + v990;
+  const unsigned int v992 = static_cast<unsigned int>(v431.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v993 = v30 + v992;
+  const bool v994 = v991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v995 = v426 && v994;
+  const bool v996 = v993 < v1;
+  const bool v997 = v995 && v996;
+  if (v997) {
+    const float v998 = v431.x[37];
+    const float v999 = v998 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1000 = iron_f32_to_bf16(v999);
+    const unsigned int v1001 = v991 * v1;
+    const unsigned int v1002 = v1001 + v993;
+    out[v1002] = v1000;
+  }
+  const unsigned int v1003 = static_cast<unsigned int>(v431.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1004 = v508 + v1003;
+  const unsigned int v1005 = static_cast<unsigned int>(v431.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1006 = v30 + v1005;
+  const bool v1007 = v1004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1008 = v426 && v1007;
+  const bool v1009 = v1006 < v1;
+  const bool v1010 = v1008 && v1009;
+  if (v1010) {
+    const float v1011 = v431.x[38];
+    const float v1012 = v1011 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1013 = iron_f32_to_bf16(v1012);
+    const unsigned int v1014 = v1004 * v1;
+    const unsigned int v1015 = v1014 + v1006;
+    out[v1015] = v1013;
+  }
+  const unsigned int v1016 = static_cast<unsigned int>(v431.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1017 = v508 + v1016;
+  const unsigned int v1018 = static_cast<unsigned int>(v431.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1019 = v30 + v1018;
+  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1021 = v426 && v1020;
+  const bool v1022 = v1019 < v1;
+  const bool v1023 = v1021 && v1022;
+  if (v1023) {
+    const float v1024 = v431.x[39];
+    const float v1025 = v1024 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1026 = iron_f32_to_bf16(v1025);
+    const unsigned int v1027 = v1017 * v1;
+    const unsigned int v1028 = v1027 + v1019;
+    out[v1028] = v1026;
+  }
+  const unsigned int v1029 = static_cast<unsigned int>(v431.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1030 = v508 + v1029;
+  const unsigned int v1031 = static_cast<unsigned int>(v431.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1032 = v30 + v1031;
+  const bool v1033 = v1030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1034 = v426 && v1033;
+  const bool v1035 = v1032 < v1;
+  const bool v1036 = v1034 && v1035;
+  if (v1036) {
+    const float v1037 = v431.x[40];
+    const float v1038 = v1037 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1039 = iron_f32_to_bf16(v1038);
+    const unsigned int v1040 = v1030 * v1;
+    const unsigned int v1041 = v1040 + v1032;
+    out[v1041] = v1039;
+  }
+  const unsigned int v1042 = static_cast<unsigned int>(v431.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1043 = v508 + v1042;
+  const unsigned int v1044 = static_cast<unsigned int>(v431.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1045 = v30 + v1044;
+  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1047 = v426 && v1046;
+  const bool v1048 = v1045 < v1;
+  const bool v1049 = v1047 && v1048;
+  if (v1049) {
+    const float v1050 = v431.x[41];
+    const float v1051 = v1050 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1052 = iron_f32_to_bf16(v1051);
+    const unsigned int v1053 = v1043 * v1;
+    const unsigned int v1054 = v1053 + v1045;
+    out[v1054] = v1052;
+  }
+  const unsigned int v1055 = static_cast<unsigned int>(v431.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1056 = v508 + v1055;
+  const unsigned int v1057 = static_cast<unsigned int>(v431.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1058 = v30 + v1057;
+  const bool v1059 = v1056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1060 = v426 && v1059;
+  const bool v1061 = v1058 < v1;
+  const bool v1062 = v1060 && v1061;
+  if (v1062) {
+    const float v1063 = v431.x[42];
+    const float v1064 = v1063 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1065 = iron_f32_to_bf16(v1064);
+    const unsigned int v1066 = v1056 * v1;
+    const unsigned int v1067 = v1066 + v1058;
+    out[v1067] = v1065;
+  }
+  const unsigned int v1068 = static_cast<unsigned int>(v431.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1069 = v508 + v1068;
+  const unsigned int v1070 = static_cast<unsigned int>(v431.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1071 = v30 + v1070;
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1073 = v426 && v1072;
+  const bool v1074 = v1071 < v1;
+  const bool v1075 = v1073 && v1074;
+  if (v1075) {
+    const float v1076 = v431.x[43];
+    const float v1077 = v1076 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1078 = iron_f32_to_bf16(v1077);
+    const unsigned int v1079 = v1069 * v1;
+    const unsigned int v1080 = v1079 + v1071;
+    out[v1080] = v1078;
+  }
+  const unsigned int v1081 = static_cast<unsigned int>(v431.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1082 = v508 + v1081;
+  const unsigned int v1083 = static_cast<unsigned int>(v431.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1084 = v30 + v1083;
+  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1086 = v426 && v1085;
+  const bool v1087 = v1084 < v1;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v431.x[44];
+    const float v1090 = v1089 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1091 = iron_f32_to_bf16(v1090);
+    const unsigned int v1092 = v1082 * v1;
+    const unsigned int v1093 = v1092 + v1084;
+    out[v1093] = v1091;
+  }
+  const unsigned int v1094 = static_cast<unsigned int>(v431.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1095 = v508 + v1094;
+  const unsigned int v1096 = static_cast<unsigned int>(v431.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1097 = v30 + v1096;
+  const bool v1098 = v1095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1099 = v426 && v1098;
+  const bool v1100 = v1097 < v1;
+  const bool v1101 = v1099 && v1100;
+  if (v1101) {
+    const float v1102 = v431.x[45];
+    const float v1103 = v1102 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1104 = iron_f32_to_bf16(v1103);
+    const unsigned int v1105 = v1095 * v1;
+    const unsigned int v1106 = v1105 + v1097;
+    out[v1106] = v1104;
+  }
+  const unsigned int v1107 = static_cast<unsigned int>(v431.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1108 = v508 + v1107;
+  const unsigned int v1109 = static_cast<unsigned int>(v431.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1110 = v30 + v1109;
+  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1112 = v426 && v1111;
+  const bool v1113 = v1110 < v1;
+  const bool v1114 = v1112 && v1113;
+  if (v1114) {
+    const float v1115 = v431.x[46];
+    const float v1116 = v1115 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1117 = iron_f32_to_bf16(v1116);
+    const unsigned int v1118 = v1108 * v1;
+    const unsigned int v1119 = v1118 + v1110;
+    out[v1119] = v1117;
+  }
+  const unsigned int v1120 = static_cast<unsigned int>(v431.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1121 = v508 + v1120;
+  const unsigned int v1122 = static_cast<unsigned int>(v431.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1123 = v30 + v1122;
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1125 = v426 && v1124;
+  const bool v1126 = v1123 < v1;
+  const bool v1127 = v1125 && v1126;
+  if (v1127) {
+    const float v1128 = v431.x[47];
+    const float v1129 = v1128 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1130 = iron_f32_to_bf16(v1129);
+    const unsigned int v1131 = v1121 * v1;
+    const unsigned int v1132 = v1131 + v1123;
+    out[v1132] = v1130;
+  }
+  const unsigned int v1133 = static_cast<unsigned int>(v431.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1134 = v508 + v1133;
+  const unsigned int v1135 = static_cast<unsigned int>(v431.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1136 = v30 + v1135;
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1138 = v426 && v1137;
+  const bool v1139 = v1136 < v1;
+  const bool v1140 = v1138 && v1139;
+  if (v1140) {
+    const float v1141 = v431.x[48];
+    const float v1142 = v1141 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1143 = iron_f32_to_bf16(v1142);
+    const unsigned int v1144 = v1134 * v1;
+    const unsigned int v1145 = v1144 + v1136;
+    out[v1145] = v1143;
+  }
+  const unsigned int v1146 = static_cast<unsigned int>(v431.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1147 = v508 + v1146;
+  const unsigned int v1148 = static_cast<unsigned int>(v431.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1149 = v30 + v1148;
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1151 = v426 && v1150;
+  const bool v1152 = v1149 < v1;
+  const bool v1153 = v1151 && v1152;
+  if (v1153) {
+    const float v1154 = v431.x[49];
+    const float v1155 = v1154 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1156 = iron_f32_to_bf16(v1155);
+    const unsigned int v1157 = v1147 * v1;
+    const unsigned int v1158 = v1157 + v1149;
+    out[v1158] = v1156;
+  }
+  const unsigned int v1159 = static_cast<unsigned int>(v431.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1160 = v508 + v1159;
+  const unsigned int v1161 = static_cast<unsigned int>(v431.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1162 = v30 + v1161;
+  const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1164 = v426 && v1163;
+  const bool v1165 = v1162 < v1;
+  const bool v1166 = v1164 && v1165;
+  if (v1166) {
+    const float v1167 = v431.x[50];
+    const float v1168 = v1167 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1169 = iron_f32_to_bf16(v1168);
+    const unsigned int v1170 = v1160 * v1;
+    const unsigned int v1171 = v1170 + v1162;
+    out[v1171] = v1169;
+  }
+  const unsigned int v1172 = static_cast<unsigned int>(v431.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1173 = v508 + v1172;
+  const unsigned int v1174 = static_cast<unsigned int>(v431.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1175 = v30 + v1174;
+  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1177 = v426 && v1176;
+  const bool v1178 = v1175 < v1;
+  const bool v1179 = v1177 && v1178;
+  if (v1179) {
+    const float v1180 = v431.x[51];
+    const float v1181 = v1180 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1182 = iron_f32_to_bf16(v1181);
+    const unsigned int v1183 = v1173 * v1;
+    const unsigned int v1184 = v1183 + v1175;
+    out[v1184] = v1182;
+  }
+  const unsigned int v1185 = static_cast<unsigned int>(v431.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1186 = v508 + v1185;
+  const unsigned int v1187 = static_cast<unsigned int>(v431.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1188 = v30 + v1187;
+  const bool v1189 = v1186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1190 = v426 && v1189;
+  const bool v1191 = v1188 < v1;
+  const bool v1192 = v1190 && v1191;
+  if (v1192) {
+    const float v1193 = v431.x[52];
+    const float v1194 = v1193 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1195 = iron_f32_to_bf16(v1194);
+    const unsigned int v1196 = v1186 * v1;
+    const unsigned int v1197 = v1196 + v1188;
+    out[v1197] = v1195;
+  }
+  const unsigned int v1198 = static_cast<unsigned int>(v431.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1199 = v508 + v1198;
+  const unsigned int v1200 = static_cast<unsigned int>(v431.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1201 = v30 + v1200;
+  const bool v1202 = v1199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1203 = v426 && v1202;
+  const bool v1204 = v1201 < v1;
+  const bool v1205 = v1203 && v1204;
+  if (v1205) {
+    const float v1206 = v431.x[53];
+    const float v1207 = v1206 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1208 = iron_f32_to_bf16(v1207);
+    const unsigned int v1209 = v1199 * v1;
+    const unsigned int v1210 = v1209 + v1201;
+    out[v1210] = v1208;
+  }
+  const unsigned int v1211 = static_cast<unsigned int>(v431.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1212 = v508 + v1211;
+  const unsigned int v1213 = static_cast<unsigned int>(v431.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1214 = v30 + v1213;
+  const bool v1215 = v1212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1216 = v426 && v1215;
+  const bool v1217 = v1214 < v1;
+  const bool v1218 = v1216 && v1217;
+  if (v1218) {
+    const float v1219 = v431.x[54];
+    const float v1220 = v1219 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1221 = iron_f32_to_bf16(v1220);
+    const unsigned int v1222 = v1212 * v1;
+    const unsigned int v1223 = v1222 + v1214;
+    out[v1223] = v1221;
+  }
+  const unsigned int v1224 = static_cast<unsigned int>(v431.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1225 = v508 + v1224;
+  const unsigned int v1226 = static_cast<unsigned int>(v431.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1227 = v30 + v1226;
+  const bool v1228 = v1225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1229 = v426 && v1228;
+  const bool v1230 = v1227 < v1;
+  const bool v1231 = v1229 && v1230;
+  if (v1231) {
+    const float v1232 = v431.x[55];
+    const float v1233 = v1232 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1234 = iron_f32_to_bf16(v1233);
+    const unsigned int v1235 = v1225 * v1;
+    const unsigned int v1236 = v1235 + v1227;
+    out[v1236] = v1234;
+  }
+  const unsigned int v1237 = static_cast<unsigned int>(v431.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1238 = v508 + v1237;
+  const unsigned int v1239 = static_cast<unsigned int>(v431.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1240 = v30 + v1239;
+  const bool v1241 = v1238 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1242 = v426 && v1241;
+  const bool v1243 = v1240 < v1;
+  const bool v1244 = v1242 && v1243;
+  if (v1244) {
+    const float v1245 = v431.x[56];
+    const float v1246 = v1245 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1247 = iron_f32_to_bf16(v1246);
+    const unsigned int v1248 = v1238 * v1;
+    const unsigned int v1249 = v1248 + v1240;
+    out[v1249] = v1247;
+  }
+  const unsigned int v1250 = static_cast<unsigned int>(v431.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1251 = v508 + v1250;
+  const unsigned int v1252 = static_cast<unsigned int>(v431.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1253 = v30 + v1252;
+  const bool v1254 = v1251 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1255 = v426 && v1254;
+  const bool v1256 = v1253 < v1;
+  const bool v1257 = v1255 && v1256;
+  if (v1257) {
+    const float v1258 = v431.x[57];
+    const float v1259 = v1258 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1260 = iron_f32_to_bf16(v1259);
+    const unsigned int v1261 = v1251 * v1;
+    const unsigned int v1262 = v1261 + v1253;
+    out[v1262] = v1260;
+  }
+  const unsigned int v1263 = static_cast<unsigned int>(v431.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1264 = v508 + v1263;
+  const unsigned int v1265 = static_cast<unsigned int>(v431.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1266 = v30 + v1265;
+  const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1268 = v426 && v1267;
+  const bool v1269 = v1266 < v1;
+  const bool v1270 = v1268 && v1269;
+  if (v1270) {
+    const float v1271 = v431.x[58];
+    const float v1272 = v1271 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1273 = iron_f32_to_bf16(v1272);
+    const unsigned int v1274 = v1264 * v1;
+    const unsigned int v1275 = v1274 + v1266;
+    out[v1275] = v1273;
+  }
+  const unsigned int v1276 = static_cast<unsigned int>(v431.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1277 = v508 + v1276;
+  const unsigned int v1278 = static_cast<unsigned int>(v431.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1279 = v30 + v1278;
+  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1281 = v426 && v1280;
+  const bool v1282 = v1279 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v431.x[59];
+    const float v1285 = v1284 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1286 = iron_f32_to_bf16(v1285);
+    const unsigned int v1287 = v1277 * v1;
+    const unsigned int v1288 = v1287 + v1279;
+    out[v1288] = v1286;
+  }
+  const unsigned int v1289 = static_cast<unsigned int>(v431.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1290 = v508 + v1289;
+  const unsigned int v1291 = static_cast<unsigned int>(v431.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1292 = v30 + v1291;
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1294 = v426 && v1293;
+  const bool v1295 = v1292 < v1;
+  const bool v1296 = v1294 && v1295;
+  if (v1296) {
+    const float v1297 = v431.x[60];
+    const float v1298 = v1297 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1299 = iron_f32_to_bf16(v1298);
+    const unsigned int v1300 = v1290 * v1;
+    const unsigned int v1301 = v1300 + v1292;
+    out[v1301] = v1299;
+  }
+  const unsigned int v1302 = static_cast<unsigned int>(v431.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1303 = v508 + v1302;
+  const unsigned int v1304 = static_cast<unsigned int>(v431.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1305 = v30 + v1304;
+  const bool v1306 = v1303 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1307 = v426 && v1306;
+  const bool v1308 = v1305 < v1;
+  const bool v1309 = v1307 && v1308;
+  if (v1309) {
+    const float v1310 = v431.x[61];
+    const float v1311 = v1310 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1312 = iron_f32_to_bf16(v1311);
+    const unsigned int v1313 = v1303 * v1;
+    const unsigned int v1314 = v1313 + v1305;
+    out[v1314] = v1312;
+  }
+  const unsigned int v1315 = static_cast<unsigned int>(v431.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1316 = v508 + v1315;
+  const unsigned int v1317 = static_cast<unsigned int>(v431.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1318 = v30 + v1317;
+  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1320 = v426 && v1319;
+  const bool v1321 = v1318 < v1;
+  const bool v1322 = v1320 && v1321;
+  if (v1322) {
+    const float v1323 = v431.x[62];
+    const float v1324 = v1323 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1325 = iron_f32_to_bf16(v1324);
+    const unsigned int v1326 = v1316 * v1;
+    const unsigned int v1327 = v1326 + v1318;
+    out[v1327] = v1325;
+  }
+  const unsigned int v1328 = static_cast<unsigned int>(v431.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1329 = v508 + v1328;
+  const unsigned int v1330 = static_cast<unsigned int>(v431.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1331 = v30 + v1330;
+  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1333 = v426 && v1332;
+  const bool v1334 = v1331 < v1;
+  const bool v1335 = v1333 && v1334;
+  if (v1335) {
+    const float v1336 = v431.x[63];
+    const float v1337 = v1336 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1338 = iron_f32_to_bf16(v1337);
+    const unsigned int v1339 = v1329 * v1;
+    const unsigned int v1340 = v1339 + v1331;
+    out[v1340] = v1338;
+  }
+  const unsigned int v1342 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:620
+  iron_frag<float, 2, 16, 128> v1350;  // kernels/gemm/gemm_warpgroup.hpp:424
+  iron_frag_fill(v1350, 0.0f);
 
-  for (unsigned int v1252 = 0u; v1252 < v2; v1252 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
-    for (unsigned int v1257 = v336; v1257 < 8192u; v1257 += v335) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v1259 = v1257 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v1261 = v1257 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v1262 = v26 + v1259;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1263 = v1262 < v0;
-      const unsigned int v1264 = v1252 + v1261;
-      const bool v1265 = v1264 < v2;
-      const bool v1266 = v1263 && v1265;
-      if (v1266) {
-        const unsigned int v1268 = v1262 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v1270 = v1268 + v1252;
-        const unsigned int v1271 = v1270 + v1261;
-        const iron_f8e5m2 v1272 = a[v1271];
-        const iron_f16 v1273 = iron_f32_to_f16(iron_to_f32(v1272));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v1275 = v1259 << 6u;
-        const unsigned int v1276 = v1275 + v1261;
-        shm3[(v1276 ^ (((v1276 >> 6u) & 7u) << 3u))] = v1273;
+  for (unsigned int v1353 = 0u; v1353 < v2; v1353 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
+    for (unsigned int v1358 = v437; v1358 < 8192u; v1358 += v436) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1360 = v1358 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1362 = v1358 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v1363 = v26 + v1360;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1364 = v1363 < v0;
+      const unsigned int v1365 = v1353 + v1362;
+      const bool v1366 = v1365 < v2;
+      const bool v1367 = v1364 && v1366;
+      if (v1367) {
+        const unsigned int v1369 = v1363 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v1371 = v1369 + v1353;
+        const unsigned int v1372 = v1371 + v1362;
+        const iron_f8e5m2 v1373 = a[v1372];
+        const iron_f16 v1374 = iron_f32_to_f16(iron_to_f32(v1373));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v1376 = v1360 << 6u;
+        const unsigned int v1377 = v1376 + v1362;
+        shm3[(v1377 ^ (((v1377 >> 6u) & 7u) << 3u))] = v1374;
       } else {
-        const unsigned int v1278 = v1259 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v1279 = v1278 + v1261;
-        shm3[(v1279 ^ (((v1279 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1379 = v1360 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v1380 = v1379 + v1362;
+        shm3[(v1380 ^ (((v1380 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1285 = v336; v1285 < 8192u; v1285 += v335) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v1287 = v1285 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v1289 = v1285 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v1290 = v1241 + v1287;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1291 = v1290 < v1;
-      const unsigned int v1292 = v1252 + v1289;
-      const bool v1293 = v1292 < v2;
-      const bool v1294 = v1291 && v1293;
-      if (v1294) {
-        const unsigned int v1296 = v1290 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v1298 = v1296 + v1252;
-        const unsigned int v1299 = v1298 + v1289;
-        const iron_f8e5m2 v1300 = b[v1299];
-        const iron_f16 v1301 = iron_f32_to_f16(iron_to_f32(v1300));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v1303 = v1287 << 6u;
-        const unsigned int v1304 = v1303 + v1289;
-        shm4[(v1304 ^ (((v1304 >> 6u) & 7u) << 3u))] = v1301;
+    for (unsigned int v1386 = v437; v1386 < 8192u; v1386 += v436) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1388 = v1386 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1390 = v1386 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v1391 = v1342 + v1388;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1392 = v1391 < v1;
+      const unsigned int v1393 = v1353 + v1390;
+      const bool v1394 = v1393 < v2;
+      const bool v1395 = v1392 && v1394;
+      if (v1395) {
+        const unsigned int v1397 = v1391 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v1399 = v1397 + v1353;
+        const unsigned int v1400 = v1399 + v1390;
+        const iron_f8e5m2 v1401 = b[v1400];
+        const iron_f16 v1402 = iron_f32_to_f16(iron_to_f32(v1401));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v1404 = v1388 << 6u;
+        const unsigned int v1405 = v1404 + v1390;
+        shm4[(v1405 ^ (((v1405 >> 6u) & 7u) << 3u))] = v1402;
       } else {
-        const unsigned int v1306 = v1287 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v1307 = v1306 + v1289;
-        shm4[(v1307 ^ (((v1307 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1407 = v1388 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v1408 = v1407 + v1390;
+        shm4[(v1408 ^ (((v1408 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
-    if (v325) {  // kernels/gemm/gemm_warpgroup.hpp:520
-      const unsigned int v1316 = v405 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
-      const unsigned int v2210 = v403 << 6u;
-      const unsigned int v2212 = v1316 + v2210;
-      iron_frag<iron_f16, 0, 16, 16> v2219;
-      iron_frag_fill(v2219, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2219, shm3, v2212, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2221;
-      iron_frag_fill(v2221, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2221, shm4, 0u, 64u);
-      iron_frag_mma_sync(v1249, v2219, v2221);
-      const unsigned int v2223 = v2212 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2228;
-      iron_frag_fill(v2228, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2228, shm3, v2223, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2230;
-      iron_frag_fill(v2230, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2230, shm4, 16u, 64u);
-      iron_frag_mma_sync(v1249, v2228, v2230);
-      const unsigned int v2232 = v2212 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2237;
-      iron_frag_fill(v2237, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2237, shm3, v2232, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2239;
-      iron_frag_fill(v2239, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2239, shm4, 32u, 64u);
-      iron_frag_mma_sync(v1249, v2237, v2239);
-      const unsigned int v2241 = v2212 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2246;
-      iron_frag_fill(v2246, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2246, shm3, v2241, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2248;
-      iron_frag_fill(v2248, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2248, shm4, 48u, 64u);
-      iron_frag_mma_sync(v1249, v2246, v2248);
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
+    if (v426) {  // kernels/gemm/gemm_warpgroup.hpp:521
+      const unsigned int v1417 = v506 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
+      const unsigned int v2311 = v504 << 6u;
+      const unsigned int v2313 = v1417 + v2311;
+      iron_frag<iron_f16, 0, 16, 16> v2320;
+      iron_frag_fill(v2320, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2320, shm3, v2313, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2322;
+      iron_frag_fill(v2322, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2322, shm4, 0u, 64u);
+      iron_frag_mma_sync(v1350, v2320, v2322);
+      const unsigned int v2324 = v2313 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2329;
+      iron_frag_fill(v2329, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2329, shm3, v2324, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2331;
+      iron_frag_fill(v2331, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2331, shm4, 16u, 64u);
+      iron_frag_mma_sync(v1350, v2329, v2331);
+      const unsigned int v2333 = v2313 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2338;
+      iron_frag_fill(v2338, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2338, shm3, v2333, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2340;
+      iron_frag_fill(v2340, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2340, shm4, 32u, 64u);
+      iron_frag_mma_sync(v1350, v2338, v2340);
+      const unsigned int v2342 = v2313 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2347;
+      iron_frag_fill(v2347, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2347, shm3, v2342, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2349;
+      iron_frag_fill(v2349, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2349, shm4, 48u, 64u);
+      iron_frag_mma_sync(v1350, v2347, v2349);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
-  }
-  const unsigned int v1327 = static_cast<unsigned int>(v1249.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1328 = v407 + v1327;
-  const unsigned int v1329 = static_cast<unsigned int>(v1249.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1330 = v1241 + v1329;
-  const bool v1331 = v1328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1332 = v325 && v1331;
-  const bool v1333 = v1330 < v1;
-  const bool v1334 = v1332 && v1333;
-  if (v1334) {
-    const float v1335 = v1249.x[0];
-    const float v1336 = v1335 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1337 = iron_f32_to_bf16(v1336);
-    const unsigned int v1338 = v1328 * v1;
-    const unsigned int v1339 = v1338 + v1330;
-    out[v1339] = v1337;
-  }
-  const unsigned int v1340 = static_cast<unsigned int>(v1249.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1341 = v407 + v1340;
-  const unsigned int v1342 = static_cast<unsigned int>(v1249.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1343 = v1241 + v1342;
-  const bool v1344 = v1341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1345 = v325 && v1344;
-  const bool v1346 = v1343 < v1;
-  const bool v1347 = v1345 && v1346;
-  if (v1347) {
-    const float v1348 = v1249.x[1];
-    const float v1349 = v1348 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1350 = iron_f32_to_bf16(v1349);
-    const unsigned int v1351 = v1341 * v1;
-    const unsigned int v1352 = v1351 + v1343;
-    out[v1352] = v1350;
-  }
-  const unsigned int v1353 = static_cast<unsigned int>(v1249.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1354 = v407 + v1353;
-  const unsigned int v1355 = static_cast<unsigned int>(v1249.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1356 = v1241 + v1355;
-  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1358 = v325 && v1357;
-  const bool v1359 = v1356 < v1;
-  const bool v1360 = v1358 && v1359;
-  if (v1360) {
-    const float v1361 = v1249.x[2];
-    const float v1362 = v1361 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1363 = iron_f32_to_bf16(v1362);
-    const unsigned int v1364 = v1354 * v1;
-    const unsigned int v1365 = v1364 + v1356;
-    out[v1365] = v1363;
-  }
-  const unsigned int v1366 = static_cast<unsigned int>(v1249.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1367 = v407 + v1366;
-  const unsigned int v1368 = static_cast<unsigned int>(v1249.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1369 = v1241 + v1368;
-  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1371 = v325 && v1370;
-  const bool v1372 = v1369 < v1;
-  const bool v1373 = v1371 && v1372;
-  if (v1373) {
-    const float v1374 = v1249.x[3];
-    const float v1375 = v1374 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1376 = iron_f32_to_bf16(v1375);
-    const unsigned int v1377 = v1367 * v1;
-    const unsigned int v1378 = v1377 + v1369;
-    out[v1378] = v1376;
-  }
-  const unsigned int v1379 = static_cast<unsigned int>(v1249.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1380 = v407 + v1379;
-  const unsigned int v1381 = static_cast<unsigned int>(v1249.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1382 = v1241 + v1381;
-  const bool v1383 = v1380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1384 = v325 && v1383;
-  const bool v1385 = v1382 < v1;
-  const bool v1386 = v1384 && v1385;
-  if (v1386) {
-    const float v1387 = v1249.x[4];
-    const float v1388 = v1387 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1389 = iron_f32_to_bf16(v1388);
-    const unsigned int v1390 = v1380 * v1;
-    const unsigned int v1391 = v1390 + v1382;
-    out[v1391] = v1389;
-  }
-  const unsigned int v1392 = static_cast<unsigned int>(v1249.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1393 = v407 + v1392;
-  const unsigned int v1394 = static_cast<unsigned int>(v1249.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1395 = v1241 + v1394;
-  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1397 = v325 && v1396;
-  const bool v1398 = v1395 < v1;
-  const bool v1399 = v1397 && v1398;
-  if (v1399) {
-    const float v1400 = v1249.x[5];
-    const float v1401 = v1400 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1402 = iron_f32_to_bf16(v1401);
-    const unsigned int v1403 = v1393 * v1;
-    const unsigned int v1404 = v1403 + v1395;
-    out[v1404] = v1402;
-  }
-  const unsigned int v1405 = static_cast<unsigned int>(v1249.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1406 = v407 + v1405;
-  const unsigned int v1407 = static_cast<unsigned int>(v1249.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1408 = v1241 + v1407;
-  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1410 = v325 && v1409;
-  const bool v1411 = v1408 < v1;
-  const bool v1412 = v1410 && v1411;
-  if (v1412) {
-    const float v1413 = v1249.x[6];
-    const float v1414 = v1413 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1415 = iron_f32_to_bf16(v1414);
-    const unsigned int v1416 = v1406 * v1;
-    const unsigned int v1417 = v1416 + v1408;
-    out[v1417] = v1415;
-  }
-  const unsigned int v1418 = static_cast<unsigned int>(v1249.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1419 = v407 + v1418;
-  const unsigned int v1420 = static_cast<unsigned int>(v1249.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1421 = v1241 + v1420;
-  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1423 = v325 && v1422;
-  const bool v1424 = v1421 < v1;
-  const bool v1425 = v1423 && v1424;
-  if (v1425) {
-    const float v1426 = v1249.x[7];
-    const float v1427 = v1426 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1428 = iron_f32_to_bf16(v1427);
-    const unsigned int v1429 = v1419 * v1;
-    const unsigned int v1430 = v1429 + v1421;
-    out[v1430] = v1428;
-  }
-  const unsigned int v1431 = static_cast<unsigned int>(v1249.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1432 = v407 + v1431;
-  const unsigned int v1433 = static_cast<unsigned int>(v1249.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1434 = v1241 + v1433;
-  const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1436 = v325 && v1435;
-  const bool v1437 = v1434 < v1;
-  const bool v1438 = v1436 && v1437;
-  if (v1438) {
-    const float v1439 = v1249.x[8];
-    const float v1440 = v1439 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
-    const unsigned int v1442 = v1432 * v1;
-    const unsigned int v1443 = v1442 + v1434;
-    out[v1443] = v1441;
-  }
-  const unsigned int v1444 = static_cast<unsigned int>(v1249.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1445 = v407 + v1444;
-  const unsigned int v1446 = static_cast<unsigned int>(v1249.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1447 = v1241 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1449 = v325 && v1448;
-  const bool v1450 = v1447 < v1;
-  const bool v1451 = v1449 && v1450;
-  if (v1451) {
-    const float v1452 = v1249.x[9];
-    const float v1453 = v1452 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1454 = iron_f32_to_bf16(v1453);
-    const unsigned int v1455 = v1445 * v1;
-    const unsigned int v1456 = v1455 + v1447;
-    out[v1456] = v1454;
-  }
-  const unsigned int v1457 = static_cast<unsigned int>(v1249.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1458 = v407 + v1457;
-  const unsigned int v1459 = static_cast<unsigned int>(v1249.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1460 = v1241 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1462 = v325 && v1461;
-  const bool v1463 = v1460 < v1;
-  const bool v1464 = v1462 && v1463;
-  if (v1464) {
-    const float v1465 = v1249.x[10];
-    const float v1466 = v1465 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1467 = iron_f32_to_bf16(v1466);
-    const unsigned int v1468 = v1458 * v1;
-    const unsigned int v1469 = v1468 + v1460;
-    out[v1469] = v1467;
-  }
-  const unsigned int v1470 = static_cast<unsigned int>(v1249.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1471 = v407 + v1470;
-  const unsigned int v1472 = static_cast<unsigned int>(v1249.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1473 = v1241 + v1472;
-  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1475 = v325 && v1474;
-  const bool v1476 = v1473 < v1;
-  const bool v1477 = v1475 && v1476;
-  if (v1477) {
-    const float v1478 = v1249.x[11];
-    const float v1479 = v1478 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1480 = iron_f32_to_bf16(v1479);
-    const unsigned int v1481 = v1471 * v1;
-    const unsigned int v1482 = v1481 + v1473;
-    out[v1482] = v1480;
-  }
-  const unsigned int v1483 = static_cast<unsigned int>(v1249.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1484 = v407 + v1483;
-  const unsigned int v1485 = static_cast<unsigned int>(v1249.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1486 = v1241 + v1485;
-  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1488 = v325 && v1487;
-  const bool v1489 = v1486 < v1;
-  const bool v1490 = v1488 && v1489;
-  if (v1490) {
-    const float v1491 = v1249.x[12];
-    const float v1492 = v1491 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1493 = iron_f32_to_bf16(v1492);
-    const unsigned int v1494 = v1484 * v1;
-    const unsigned int v1495 = v1494 + v1486;
-    out[v1495] = v1493;
-  }
-  const unsigned int v1496 = static_cast<unsigned int>(v1249.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1497 = v407 + v1496;
-  const unsigned int v1498 = static_cast<unsigned int>(v1249.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1499 = v1241 + v1498;
-  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1501 = v325 && v1500;
-  const bool v1502 = v1499 < v1;
-  const bool v1503 = v1501 && v1502;
-  if (v1503) {
-    const float v1504 = v1249.x[13];
-    const float v1505 = v1504 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1506 = iron_f32_to_bf16(v1505);
-    const unsigned int v1507 = v1497 * v1;
-    const unsigned int v1508 = v1507 + v1499;
-    out[v1508] = v1506;
-  }
-  const unsigned int v1509 = static_cast<unsigned int>(v1249.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1510 = v407 + v1509;
-  const unsigned int v1511 = static_cast<unsigned int>(v1249.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1512 = v1241 + v1511;
-  const bool v1513 = v1510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1514 = v325 && v1513;
-  const bool v1515 = v1512 < v1;
-  const bool v1516 = v1514 && v1515;
-  if (v1516) {
-    const float v1517 = v1249.x[14];
-    const float v1518 = v1517 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1519 = iron_f32_to_bf16(v1518);
-    const unsigned int v1520 = v1510 * v1;
-    const unsigned int v1521 = v1520 + v1512;
-    out[v1521] = v1519;
-  }
-  const unsigned int v1522 = static_cast<unsigned int>(v1249.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1523 = v407 + v1522;
-  const unsigned int v1524 = static_cast<unsigned int>(v1249.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1525 = v1241 + v1524;
-  const bool v1526 = v1523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1527 = v325 && v1526;
-  const bool v1528 = v1525 < v1;
-  const bool v1529 = v1527 && v1528;
-  if (v1529) {
-    const float v1530 = v1249.x[15];
-    const float v1531 = v1530 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1532 = iron_f32_to_bf16(v1531);
-    const unsigned int v1533 = v1523 * v1;
-    const unsigned int v1534 = v1533 + v1525;
-    out[v1534] = v1532;
-  }
-  const unsigned int v1535 = static_cast<unsigned int>(v1249.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1536 = v407 + v1535;
-  const unsigned int v1537 = static_cast<unsigned int>(v1249.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1538 = v1241 + v1537;
-  const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1540 = v325 && v1539;
-  const bool v1541 = v1538 < v1;
-  const bool v1542 = v1540 && v1541;
-  if (v1542) {
-    const float v1543 = v1249.x[16];
-    const float v1544 = v1543 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1545 = iron_f32_to_bf16(v1544);
-    const unsigned int v1546 = v1536 * v1;
-    const unsigned int v1547 = v1546 + v1538;
-    out[v1547] = v1545;
-  }
-  const unsigned int v1548 = static_cast<unsigned int>(v1249.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1549 = v407 + v1548;
-  const unsigned int v1550 = static_cast<unsigned int>(v1249.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1551 = v1241 + v1550;
-  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1553 = v325 && v1552;
-  const bool v1554 = v1551 < v1;
-  const bool v1555 = v1553 && v1554;
-  if (v1555) {
-    const float v1556 = v1249.x[17];
-    const float v1557 = v1556 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1558 = iron_f32_to_bf16(v1557);
-    const unsigned int v1559 = v1549 * v1;
-    const unsigned int v1560 = v1559 + v1551;
-    out[v1560] = v1558;
-  }
-  const unsigned int v1561 = static_cast<unsigned int>(v1249.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1562 = v407 + v1561;
-  const unsigned int v1563 = static_cast<unsigned int>(v1249.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1564 = v1241 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1566 = v325 && v1565;
-  const bool v1567 = v1564 < v1;
-  const bool v1568 = v1566 && v1567;
-  if (v1568) {
-    const float v1569 = v1249.x[18];
-    const float v1570 = v1569 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1571 = iron_f32_to_bf16(v1570);
-    const unsigned int v1572 = v1562 * v1;
-    const unsigned int v1573 = v1572 + v1564;
-    out[v1573] = v1571;
-  }
-  const unsigned int v1574 = static_cast<unsigned int>(v1249.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1575 = v407 + v1574;
-  const unsigned int v1576 = static_cast<unsigned int>(v1249.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1577 = v1241 + v1576;
-  const bool v1578 = v1575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1579 = v325 && v1578;
-  const bool v1580 = v1577 < v1;
-  const bool v1581 = v1579 && v1580;
-  if (v1581) {
-    const float v1582 = v1249.x[19];
-    const float v1583 = v1582 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1584 = iron_f32_to_bf16(v1583);
-    const unsigned int v1585 = v1575 * v1;
-    const unsigned int v1586 = v1585 + v1577;
-    out[v1586] = v1584;
-  }
-  const unsigned int v1587 = static_cast<unsigned int>(v1249.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1588 = v407 + v1587;
-  const unsigned int v1589 = static_cast<unsigned int>(v1249.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1590 = v1241 + v1589;
-  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1592 = v325 && v1591;
-  const bool v1593 = v1590 < v1;
-  const bool v1594 = v1592 && v1593;
-  if (v1594) {
-    const float v1595 = v1249.x[20];
-    const float v1596 = v1595 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1597 = iron_f32_to_bf16(v1596);
-    const unsigned int v1598 = v1588 * v1;
-    const unsigned int v1599 = v1598 + v1590;
-    out[v1599] = v1597;
-  }
-  const unsigned int v1600 = static_cast<unsigned int>(v1249.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1601 = v407 + v1600;
-  const unsigned int v1602 = static_cast<unsigned int>(v1249.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1603 = v1241 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1605 = v325 && v1604;
-  const bool v1606 = v1603 < v1;
-  const bool v1607 = v1605 && v1606;
-  if (v1607) {
-    const float v1608 = v1249.x[21];
-    const float v1609 = v1608 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1610 = iron_f32_to_bf16(v1609);
-    const unsigned int v1611 = v1601 * v1;
-    const unsigned int v1612 = v1611 + v1603;
-    out[v1612] = v1610;
-  }
-  const unsigned int v1613 = static_cast<unsigned int>(v1249.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1614 = v407 + v1613;
-  const unsigned int v1615 = static_cast<unsigned int>(v1249.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1616 = v1241 + v1615;
-  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1618 = v325 && v1617;
-  const bool v1619 = v1616 < v1;
-  const bool v1620 = v1618 && v1619;
-  if (v1620) {
-    const float v1621 = v1249.x[22];
-    const float v1622 = v1621 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1623 = iron_f32_to_bf16(v1622);
-    const unsigned int v1624 = v1614 * v1;
-    const unsigned int v1625 = v1624 + v1616;
-    out[v1625] = v1623;
-  }
-  const unsigned int v1626 = static_cast<unsigned int>(v1249.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1627 = v407 + v1626;
-  const unsigned int v1628 = static_cast<unsigned int>(v1249.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1629 = v1241 + v1628;
-  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1631 = v325 && v1630;
-  const bool v1632 = v1629 < v1;
-  const bool v1633 = v1631 && v1632;
-  if (v1633) {
-    const float v1634 = v1249.x[23];
-    const float v1635 = v1634 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1636 = iron_f32_to_bf16(v1635);
-    const unsigned int v1637 = v1627 * v1;
-    const unsigned int v1638 = v1637 + v1629;
-    out[v1638] = v1636;
-  }
-  const unsigned int v1639 = static_cast<unsigned int>(v1249.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1640 = v407 + v1639;
-  const unsigned int v1641 = static_cast<unsigned int>(v1249.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1642 = v1241 + v1641;
-  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1644 = v325 && v1643;
-  const bool v1645 = v1642 < v1;
-  const bool v1646 = v1644 && v1645;
-  if (v1646) {
-    const float v1647 = v1249.x[24];
-    const float v1648 = v1647 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1649 = iron_f32_to_bf16(v1648);
-    const unsigned int v1650 = v1640 * v1;
-    const unsigned int v1651 = v1650 + v1642;
-    out[v1651] = v1649;
-  }
-  const unsigned int v1652 = static_cast<unsigned int>(v1249.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1653 = v407 + v1652;
-  const unsigned int v1654 = static_cast<unsigned int>(v1249.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1655 = v1241 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1657 = v325 && v1656;
-  const bool v1658 = v1655 < v1;
-  const bool v1659 = v1657 && v1658;
-  if (v1659) {
-    const float v1660 = v1249.x[25];
-    const float v1661 = v1660 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1662 = iron_f32_to_bf16(v1661);
-    const unsigned int v1663 = v1653 * v1;
-    const unsigned int v1664 = v1663 + v1655;
-    out[v1664] = v1662;
-  }
-  const unsigned int v1665 = static_cast<unsigned int>(v1249.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1666 = v407 + v1665;
-  const unsigned int v1667 = static_cast<unsigned int>(v1249.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1668 = v1241 + v1667;
-  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1670 = v325 && v1669;
-  const bool v1671 = v1668 < v1;
-  const bool v1672 = v1670 && v1671;
-  if (v1672) {
-    const float v1673 = v1249.x[26];
-    const float v1674 = v1673 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1675 = iron_f32_to_bf16(v1674);
-    const unsigned int v1676 = v1666 * v1;
-    const unsigned int v1677 = v1676 + v1668;
-    out[v1677] = v1675;
-  }
-  const unsigned int v1678 = static_cast<unsigned int>(v1249.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1679 = v407 + v1678;
-  const unsigned int v1680 = static_cast<unsigned int>(v1249.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1681 = v1241 + v1680;
-  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1683 = v325 && v1682;
-  const bool v1684 = v1681 < v1;
-  const bool v1685 = v1683 && v1684;
-  if (v1685) {
-    const float v1686 = v1249.x[27];
-    const float v1687 = v1686 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1688 = iron_f32_to_bf16(v1687);
-    const unsigned int v1689 = v1679 * v1;
-    const unsigned int v1690 = v1689 + v1681;
-    out[v1690] = v1688;
-  }
-  const unsigned int v1691 = static_cast<unsigned int>(v1249.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1692 = v407 + v1691;
-  const unsigned int v1693 = static_cast<unsigned int>(v1249.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1694 = v1241 + v1693;
-  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1696 = v325 && v1695;
-  const bool v1697 = v1694 < v1;
-  const bool v1698 = v1696 && v1697;
-  if (v1698) {
-    const float v1699 = v1249.x[28];
-    const float v1700 = v1699 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1701 = iron_f32_to_bf16(v1700);
-    const unsigned int v1702 = v1692 * v1;
-    const unsigned int v1703 = v1702 + v1694;
-    out[v1703] = v1701;
-  }
-  const unsigned int v1704 = static_cast<unsigned int>(v1249.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1705 = v407 + v1704;
-  const unsigned int v1706 = static_cast<unsigned int>(v1249.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1707 = v1241 + v1706;
-  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1709 = v325 && v1708;
-  const bool v1710 = v1707 < v1;
-  const bool v1711 = v1709 && v1710;
-  if (v1711) {
-    const float v1712 = v1249.x[29];
-    const float v1713 = v1712 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1714 = iron_f32_to_bf16(v1713);
-    const unsigned int v1715 = v1705 * v1;
-    const unsigned int v1716 = v1715 + v1707;
-    out[v1716] = v1714;
-  }
-  const unsigned int v1717 = static_cast<unsigned int>(v1249.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1718 = v407 + v1717;
-  const unsigned int v1719 = static_cast<unsigned int>(v1249.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1720 = v1241 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1722 = v325 && v1721;
-  const bool v1723 = v1720 < v1;
-  const bool v1724 = v1722 && v1723;
-  if (v1724) {
-    const float v1725 = v1249.x[30];
-    const float v1726 = v1725 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1727 = iron_f32_to_bf16(v1726);
-    const unsigned int v1728 = v1718 * v1;
-    const unsigned int v1729 = v1728 + v1720;
-    out[v1729] = v1727;
-  }
-  const unsigned int v1730 = static_cast<unsigned int>(v1249.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1731 = v407 + v1730;
-  const unsigned int v1732 = static_cast<unsigned int>(v1249.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1733 = v1241 + v1732;
-  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1735 = v325 && v1734;
-  const bool v1736 = v1733 < v1;
-  const bool v1737 = v1735 && v1736;
-  if (v1737) {
-    const float v1738 = v1249.x[31];
-    const float v1739 = v1738 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1740 = iron_f32_to_bf16(v1739);
-    const unsigned int v1741 = v1731 * v1;
-    const unsigned int v1742 = v1741 + v1733;
-    out[v1742] = v1740;
-  }
-  const unsigned int v1743 = static_cast<unsigned int>(v1249.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1744 = v407 + v1743;
-  const unsigned int v1745 = static_cast<unsigned int>(v1249.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1746 = v1241 + v1745;
-  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1748 = v325 && v1747;
-  const bool v1749 = v1746 < v1;
-  const bool v1750 = v1748 && v1749;
-  if (v1750) {
-    const float v1751 = v1249.x[32];
-    const float v1752 = v1751 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1753 = iron_f32_to_bf16(v1752);
-    const unsigned int v1754 = v1744 * v1;
-    const unsigned int v1755 = v1754 + v1746;
-    out[v1755] = v1753;
-  }
-  const unsigned int v1756 = static_cast<unsigned int>(v1249.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1757 = v407 + v1756;
-  const unsigned int v1758 = static_cast<unsigned int>(v1249.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1759 = v1241 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1761 = v325 && v1760;
-  const bool v1762 = v1759 < v1;
-  const bool v1763 = v1761 && v1762;
-  if (v1763) {
-    const float v1764 = v1249.x[33];
-    const float v1765 = v1764 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1766 = iron_f32_to_bf16(v1765);
-    const unsigned int v1767 = v1757 * v1;
-    const unsigned int v1768 = v1767 + v1759;
-    out[v1768] = v1766;
-  }
-  const unsigned int v1769 = static_cast<unsigned int>(v1249.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1770 = v407 + v1769;
-  const unsigned int v1771 = static_cast<unsigned int>(v1249.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1772 = v1241 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1774 = v325 && v1773;
-  const bool v1775 = v1772 < v1;
-  const bool v1776 = v1774 && v1775;
-  if (v1776) {
-    const float v1777 = v1249.x[34];
-    const float v1778 = v1777 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1779 = iron_f32_to_bf16(v1778);
-    const unsigned int v1780 = v1770 * v1;
-    const unsigned int v1781 = v1780 + v1772;
-    out[v1781] = v1779;
-  }
-  const unsigned int v1782 = static_cast<unsigned int>(v1249.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1783 = v407 + v1782;
-  const unsigned int v1784 = static_cast<unsigned int>(v1249.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1785 = v1241 + v1784;
-  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1787 = v325 && v1786;
-  const bool v1788 = v1785 < v1;
-  const bool v1789 = v1787 && v1788;
-  if (v1789) {
-    const float v1790 = v1249.x[35];
-    const float v1791 = v1790 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1792 = iron_f32_to_bf16(v1791);
-    const unsigned int v1793 = v1783 * v1;
-    const unsigned int v1794 = v1793 + v1785;
-    out[v1794] = v1792;
-  }
-  const unsigned int v1795 = static_cast<unsigned int>(v1249.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1796 = v407 + v1795;
-  const unsigned int v1797 = static_cast<unsigned int>(v1249.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1798 = v1241 + v1797;
-  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1800 = v325 && v1799;
-  const bool v1801 = v1798 < v1;
-  const bool v1802 = v1800 && v1801;
-  if (v1802) {
-    const float v1803 = v1249.x[36];
-    const float v1804 = v1803 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1805 = iron_f32_to_bf16(v1804);
-    const unsigned int v1806 = v1796 * v1;
-    const unsigned int v1807 = v1806 + v1798;
-    out[v1807] = v1805;
-  }
-  const unsigned int v1808 = static_cast<unsigned int>(v1249.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1809 = v407 + v1808;
-  const unsigned int v1810 = static_cast<unsigned int>(v1249.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1811 = v1241 + v1810;
-  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1813 = v325 && v1812;
-  const bool v1814 = v1811 < v1;
-  const bool v1815 = v1813 && v1814;
-  if (v1815) {
-    const float v1816 = v1249.x[37];
-    const float v1817 = v1816 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1818 = iron_f32_to_bf16(v1817);
-    const unsigned int v1819 = v1809 * v1;
-    const unsigned int v1820 = v1819 + v1811;
-    out[v1820] = v1818;
-  }
-  const unsigned int v1821 = static_cast<unsigned int>(v1249.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1822 = v407 + v1821;
-  const unsigned int v1823 = static_cast<unsigned int>(v1249.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1824 = v1241 + v1823;
-  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1826 = v325 && v1825;
-  const bool v1827 = v1824 < v1;
-  const bool v1828 = v1826 && v1827;
-  if (v1828) {
-    const float v1829 = v1249.x[38];
-    const float v1830 = v1829 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1831 = iron_f32_to_bf16(v1830);
-    const unsigned int v1832 = v1822 * v1;
-    const unsigned int v1833 = v1832 + v1824;
-    out[v1833] = v1831;
-  }
-  const unsigned int v1834 = static_cast<unsigned int>(v1249.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1835 = v407 + v1834;
-  const unsigned int v1836 = static_cast<unsigned int>(v1249.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1837 = v1241 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1839 = v325 && v1838;
-  const bool v1840 = v1837 < v1;
-  const bool v1841 = v1839 && v1840;
-  if (v1841) {
-    const float v1842 = v1249.x[39];
-    const float v1843 = v1842 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1844 = iron_f32_to_bf16(v1843);
-    const unsigned int v1845 = v1835 * v1;
-    const unsigned int v1846 = v1845 + v1837;
-    out[v1846] = v1844;
-  }
-  const unsigned int v1847 = static_cast<unsigned int>(v1249.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1848 = v407 + v1847;
-  const unsigned int v1849 = static_cast<unsigned int>(v1249.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1850 = v1241 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1852 = v325 && v1851;
-  const bool v1853 = v1850 < v1;
-  const bool v1854 = v1852 && v1853;
-  if (v1854) {
-    const float v1855 = v1249.x[40];
-    const float v1856 = v1855 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1857 = iron_f32_to_bf16(v1856);
-    const unsigned int v1858 = v1848 * v1;
-    const unsigned int v1859 = v1858 + v1850;
-    out[v1859] = v1857;
-  }
-  const unsigned int v1860 = static_cast<unsigned int>(v1249.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1861 = v407 + v1860;
-  const unsigned int v1862 = static_cast<unsigned int>(v1249.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1863 = v1241 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1865 = v325 && v1864;
-  const bool v1866 = v1863 < v1;
-  const bool v1867 = v1865 && v1866;
-  if (v1867) {
-    const float v1868 = v1249.x[41];
-    const float v1869 = v1868 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1870 = iron_f32_to_bf16(v1869);
-    const unsigned int v1871 = v1861 * v1;
-    const unsigned int v1872 = v1871 + v1863;
-    out[v1872] = v1870;
-  }
-  const unsigned int v1873 = static_cast<unsigned int>(v1249.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1874 = v407 + v1873;
-  const unsigned int v1875 = static_cast<unsigned int>(v1249.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1876 = v1241 + v1875;
-  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1878 = v325 && v1877;
-  const bool v1879 = v1876 < v1;
-  const bool v1880 = v1878 && v1879;
-  if (v1880) {
-    const float v1881 = v1249.x[42];
-    const float v1882 = v1881 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1883 = iron_f32_to_bf16(v1882);
-    const unsigned int v1884 = v1874 * v1;
-    const unsigned int v1885 = v1884 + v1876;
-    out[v1885] = v1883;
-  }
-  const unsigned int v1886 = static_cast<unsigned int>(v1249.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1887 = v407 + v1886;
-  const unsigned int v1888 = static_cast<unsigned int>(v1249.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1889 = v1241 + v1888;
-  const bool v1890 = v1887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1891 = v325 && v1890;
-  const bool v1892 = v1889 < v1;
-  const bool v1893 = v1891 && v1892;
-  if (v1893) {
-    const float v1894 = v1249.x[43];
-    const float v1895 = v1894 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1896 = iron_f32_to_bf16(v1895);
-    const unsigned int v1897 = v1887 * v1;
-    const unsigned int v1898 = v1897 + v1889;
-    out[v1898] = v1896;
-  }
-  const unsigned int v1899 = static_cast<unsigned int>(v1249.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1900 = v407 + v1899;
-  const unsigned int v1901 = static_cast<unsigned int>(v1249.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1902 = v1241 + v1901;
-  const bool v1903 = v1900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1904 = v325 && v1903;
-  const bool v1905 = v1902 < v1;
-  const bool v1906 = v1904 && v1905;
-  if (v1906) {
-    const float v1907 = v1249.x[44];
-    const float v1908 = v1907 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1909 = iron_f32_to_bf16(v1908);
-    const unsigned int v1910 = v1900 * v1;
-    const unsigned int v1911 = v1910 + v1902;
-    out[v1911] = v1909;
-  }
-  const unsigned int v1912 = static_cast<unsigned int>(v1249.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1913 = v407 + v1912;
-  const unsigned int v1914 = static_cast<unsigned int>(v1249.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1915 = v1241 + v1914;
-  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1917 = v325 && v1916;
-  const bool v1918 = v1915 < v1;
-  const bool v1919 = v1917 && v1918;
-  if (v1919) {
-    const float v1920 = v1249.x[45];
-    const float v1921 = v1920 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1922 = iron_f32_to_bf16(v1921);
-    const unsigned int v1923 = v1913 * v1;
-    const unsigned int v1924 = v1923 + v1915;
-    out[v1924] = v1922;
-  }
-  const unsigned int v1925 = static_cast<unsigned int>(v1249.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1926 = v407 + v1925;
-  const unsigned int v1927 = static_cast<unsigned int>(v1249.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1928 = v1241 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1930 = v325 && v1929;
-  const bool v1931 = v1928 < v1;
-  const bool v1932 = v1930 && v1931;
-  if (v1932) {
-    const float v1933 = v1249.x[46];
-    const float v1934 = v1933 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1935 = iron_f32_to_bf16(v1934);
-    const unsigned int v1936 = v1926 * v1;
-    const unsigned int v1937 = v1936 + v1928;
-    out[v1937] = v1935;
-  }
-  const unsigned int v1938 = static_cast<unsigned int>(v1249.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1939 = v407 + v1938;
-  const unsigned int v1940 = static_cast<unsigned int>(v1249.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1941 = v1241 + v1940;
-  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1943 = v325 && v1942;
-  const bool v1944 = v1941 < v1;
-  const bool v1945 = v1943 && v1944;
-  if (v1945) {
-    const float v1946 = v1249.x[47];
-    const float v1947 = v1946 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1948 = iron_f32_to_bf16(v1947);
-    const unsigned int v1949 = v1939 * v1;
-    const unsigned int v1950 = v1949 + v1941;
-    out[v1950] = v1948;
-  }
-  const unsigned int v1951 = static_cast<unsigned int>(v1249.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1952 = v407 + v1951;
-  const unsigned int v1953 = static_cast<unsigned int>(v1249.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1954 = v1241 + v1953;
-  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1956 = v325 && v1955;
-  const bool v1957 = v1954 < v1;
-  const bool v1958 = v1956 && v1957;
-  if (v1958) {
-    const float v1959 = v1249.x[48];
-    const float v1960 = v1959 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1961 = iron_f32_to_bf16(v1960);
-    const unsigned int v1962 = v1952 * v1;
-    const unsigned int v1963 = v1962 + v1954;
-    out[v1963] = v1961;
-  }
-  const unsigned int v1964 = static_cast<unsigned int>(v1249.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1965 = v407 + v1964;
-  const unsigned int v1966 = static_cast<unsigned int>(v1249.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1967 = v1241 + v1966;
-  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1969 = v325 && v1968;
-  const bool v1970 = v1967 < v1;
-  const bool v1971 = v1969 && v1970;
-  if (v1971) {
-    const float v1972 = v1249.x[49];
-    const float v1973 = v1972 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1974 = iron_f32_to_bf16(v1973);
-    const unsigned int v1975 = v1965 * v1;
-    const unsigned int v1976 = v1975 + v1967;
-    out[v1976] = v1974;
-  }
-  const unsigned int v1977 = static_cast<unsigned int>(v1249.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1978 = v407 + v1977;
-  const unsigned int v1979 = static_cast<unsigned int>(v1249.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1980 = v1241 + v1979;
-  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1982 = v325 && v1981;
-  const bool v1983 = v1980 < v1;
-  const bool v1984 = v1982 && v1983;
-  if (v1984) {
-    const float v1985 = v1249.x[50];
-    const float v1986 = v1985 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1987 = iron_f32_to_bf16(v1986);
-    const unsigned int v1988 = v1978 * v1;
-    const unsigned int v1989 = v1988 + v1980;
-    out[v1989] = v1987;
-  }
-  const unsigned int v1990 = static_cast<unsigned int>(v1249.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1991 = v407 + v1990;
-  const unsigned int v1992 = static_cast<unsigned int>(v1249.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1993 = v1241 + v1992;
-  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1995 = v325 && v1994;
-  const bool v1996 = v1993 < v1;
-  const bool v1997 = v1995 && v1996;
-  if (v1997) {
-    const float v1998 = v1249.x[51];
-    const float v1999 = v1998 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2000 = iron_f32_to_bf16(v1999);
-    const unsigned int v2001 = v1991 * v1;
-    const unsigned int v2002 = v2001 + v1993;
-    out[v2002] = v2000;
-  }
-  const unsigned int v2003 = static_cast<unsigned int>(v1249.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2004 = v407 + v2003;
-  const unsigned int v2005 = static_cast<unsigned int>(v1249.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2006 = v1241 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2008 = v325 && v2007;
-  const bool v2009 = v2006 < v1;
-  const bool v2010 = v2008 && v2009;
-  if (v2010) {
-    const float v2011 = v1249.x[52];
-    const float v2012 = v2011 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2013 = iron_f32_to_bf16(v2012);
-    const unsigned int v2014 = v2004 * v1;
-    const unsigned int v2015 = v2014 + v2006;
-    out[v2015] = v2013;
-  }
-  const unsigned int v2016 = static_cast<unsigned int>(v1249.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2017 = v407 + v2016;
-  const unsigned int v2018 = static_cast<unsigned int>(v1249.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2019 = v1241 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2021 = v325 && v2020;
-  const bool v2022 = v2019 < v1;
-  const bool v2023 = v2021 && v2022;
-  if (v2023) {
-    const float v2024 = v1249.x[53];
-    const float v2025 = v2024 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2026 = iron_f32_to_bf16(v2025);
-    const unsigned int v2027 = v2017 * v1;
-    const unsigned int v2028 = v2027 + v2019;
-    out[v2028] = v2026;
-  }
-  const unsigned int v2029 = static_cast<unsigned int>(v1249.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2030 = v407 + v2029;
-  const unsigned int v2031 = static_cast<unsigned int>(v1249.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2032 = v1241 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2034 = v325 && v2033;
-  const bool v2035 = v2032 < v1;
-  const bool v2036 = v2034 && v2035;
-  if (v2036) {
-    const float v2037 = v1249.x[54];
-    const float v2038 = v2037 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2039 = iron_f32_to_bf16(v2038);
-    const unsigned int v2040 = v2030 * v1;
-    const unsigned int v2041 = v2040 + v2032;
-    out[v2041] = v2039;
-  }
-  const unsigned int v2042 = static_cast<unsigned int>(v1249.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2043 = v407 + v2042;
-  const unsigned int v2044 = static_cast<unsigned int>(v1249.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2045 = v1241 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2047 = v325 && v2046;
-  const bool v2048 = v2045 < v1;
-  const bool v2049 = v2047 && v2048;
-  if (v2049) {
-    const float v2050 = v1249.x[55];
-    const float v2051 = v2050 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2052 = iron_f32_to_bf16(v2051);
-    const unsigned int v2053 = v2043 * v1;
-    const unsigned int v2054 = v2053 + v2045;
-    out[v2054] = v2052;
-  }
-  const unsigned int v2055 = static_cast<unsigned int>(v1249.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2056 = v407 + v2055;
-  const unsigned int v2057 = static_cast<unsigned int>(v1249.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2058 = v1241 + v2057;
-  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2060 = v325 && v2059;
-  const bool v2061 = v2058 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v1249.x[56];
-    const float v2064 = v2063 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2065 = iron_f32_to_bf16(v2064);
-    const unsigned int v2066 = v2056 * v1;
-    const unsigned int v2067 = v2066 + v2058;
-    out[v2067] = v2065;
-  }
-  const unsigned int v2068 = static_cast<unsigned int>(v1249.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2069 = v407 + v2068;
-  const unsigned int v2070 = static_cast<unsigned int>(v1249.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2071 = v1241 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2073 = v325 && v2072;
-  const bool v2074 = v2071 < v1;
-  const bool v2075 = v2073 && v2074;
-  if (v2075) {
-    const float v2076 = v1249.x[57];
-    const float v2077 = v2076 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2078 = iron_f32_to_bf16(v2077);
-    const unsigned int v2079 = v2069 * v1;
-    const unsigned int v2080 = v2079 + v2071;
-    out[v2080] = v2078;
-  }
-  const unsigned int v2081 = static_cast<unsigned int>(v1249.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2082 = v407 + v2081;
-  const unsigned int v2083 = static_cast<unsigned int>(v1249.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2084 = v1241 + v2083;
-  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2086 = v325 && v2085;
-  const bool v2087 = v2084 < v1;
-  const bool v2088 = v2086 && v2087;
-  if (v2088) {
-    const float v2089 = v1249.x[58];
-    const float v2090 = v2089 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2091 = iron_f32_to_bf16(v2090);
-    const unsigned int v2092 = v2082 * v1;
-    const unsigned int v2093 = v2092 + v2084;
-    out[v2093] = v2091;
-  }
-  const unsigned int v2094 = static_cast<unsigned int>(v1249.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2095 = v407 + v2094;
-  const unsigned int v2096 = static_cast<unsigned int>(v1249.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2097 = v1241 + v2096;
-  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2099 = v325 && v2098;
-  const bool v2100 = v2097 < v1;
-  const bool v2101 = v2099 && v2100;
-  if (v2101) {
-    const float v2102 = v1249.x[59];
-    const float v2103 = v2102 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2104 = iron_f32_to_bf16(v2103);
-    const unsigned int v2105 = v2095 * v1;
-    const unsigned int v2106 = v2105 + v2097;
-    out[v2106] = v2104;
-  }
-  const unsigned int v2107 = static_cast<unsigned int>(v1249.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2108 = v407 + v2107;
-  const unsigned int v2109 = static_cast<unsigned int>(v1249.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2110 = v1241 + v2109;
-  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2112 = v325 && v2111;
-  const bool v2113 = v2110 < v1;
-  const bool v2114 = v2112 && v2113;
-  if (v2114) {
-    const float v2115 = v1249.x[60];
-    const float v2116 = v2115 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2117 = iron_f32_to_bf16(v2116);
-    const unsigned int v2118 = v2108 * v1;
-    const unsigned int v2119 = v2118 + v2110;
-    out[v2119] = v2117;
-  }
-  const unsigned int v2120 = static_cast<unsigned int>(v1249.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2121 = v407 + v2120;
-  const unsigned int v2122 = static_cast<unsigned int>(v1249.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2123 = v1241 + v2122;
-  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2125 = v325 && v2124;
-  const bool v2126 = v2123 < v1;
-  const bool v2127 = v2125 && v2126;
-  if (v2127) {
-    const float v2128 = v1249.x[61];
-    const float v2129 = v2128 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2130 = iron_f32_to_bf16(v2129);
-    const unsigned int v2131 = v2121 * v1;
-    const unsigned int v2132 = v2131 + v2123;
-    out[v2132] = v2130;
-  }
-  const unsigned int v2133 = static_cast<unsigned int>(v1249.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2134 = v407 + v2133;
-  const unsigned int v2135 = static_cast<unsigned int>(v1249.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2136 = v1241 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2138 = v325 && v2137;
-  const bool v2139 = v2136 < v1;
-  const bool v2140 = v2138 && v2139;
-  if (v2140) {
-    const float v2141 = v1249.x[62];
-    const float v2142 = v2141 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2143 = iron_f32_to_bf16(v2142);
-    const unsigned int v2144 = v2134 * v1;
-    const unsigned int v2145 = v2144 + v2136;
-    out[v2145] = v2143;
-  }
-  const unsigned int v2146 = static_cast<unsigned int>(v1249.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2147 = v407 + v2146;
-  const unsigned int v2148 = static_cast<unsigned int>(v1249.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2149 = v1241 + v2148;
-  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2151 = v325 && v2150;
-  const bool v2152 = v2149 < v1;
-  const bool v2153 = v2151 && v2152;
-  if (v2153) {
-    const float v2154 = v1249.x[63];
-    const float v2155 = v2154 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2156 = iron_f32_to_bf16(v2155);
-    const unsigned int v2157 = v2147 * v1;
-    const unsigned int v2158 = v2157 + v2149;
-    out[v2158] = v2156;
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
+  }
+  const unsigned int v1428 = static_cast<unsigned int>(v1350.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1429 = v508 + v1428;
+  const unsigned int v1430 = static_cast<unsigned int>(v1350.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1431 = v1342 + v1430;
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1433 = v426 && v1432;
+  const bool v1434 = v1431 < v1;
+  const bool v1435 = v1433 && v1434;
+  if (v1435) {
+    const float v1436 = v1350.x[0];
+    const float v1437 = v1436 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1438 = iron_f32_to_bf16(v1437);
+    const unsigned int v1439 = v1429 * v1;
+    const unsigned int v1440 = v1439 + v1431;
+    out[v1440] = v1438;
+  }
+  const unsigned int v1441 = static_cast<unsigned int>(v1350.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1442 = v508 + v1441;
+  const unsigned int v1443 = static_cast<unsigned int>(v1350.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1444 = v1342 + v1443;
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1446 = v426 && v1445;
+  const bool v1447 = v1444 < v1;
+  const bool v1448 = v1446 && v1447;
+  if (v1448) {
+    const float v1449 = v1350.x[1];
+    const float v1450 = v1449 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1451 = iron_f32_to_bf16(v1450);
+    const unsigned int v1452 = v1442 * v1;
+    const unsigned int v1453 = v1452 + v1444;
+    out[v1453] = v1451;
+  }
+  const unsigned int v1454 = static_cast<unsigned int>(v1350.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1455 = v508 + v1454;
+  const unsigned int v1456 = static_cast<unsigned int>(v1350.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1457 = v1342 + v1456;
+  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1459 = v426 && v1458;
+  const bool v1460 = v1457 < v1;
+  const bool v1461 = v1459 && v1460;
+  if (v1461) {
+    const float v1462 = v1350.x[2];
+    const float v1463 = v1462 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1464 = iron_f32_to_bf16(v1463);
+    const unsigned int v1465 = v1455 * v1;
+    const unsigned int v1466 = v1465 + v1457;
+    out[v1466] = v1464;
+  }
+  const unsigned int v1467 = static_cast<unsigned int>(v1350.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1468 = v508 + v1467;
+  const unsigned int v1469 = static_cast<unsigned int>(v1350.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1470 = v1342 + v1469;
+  const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1472 = v426 && v1471;
+  const bool v1473 = v1470 < v1;
+  const bool v1474 = v1472 && v1473;
+  if (v1474) {
+    const float v1475 = v1350.x[3];
+    const float v1476 = v1475 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1477 = iron_f32_to_bf16(v1476);
+    const unsigned int v1478 = v1468 * v1;
+    const unsigned int v1479 = v1478 + v1470;
+    out[v1479] = v1477;
+  }
+  const unsigned int v1480 = static_cast<unsigned int>(v1350.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1481 = v508 + v1480;
+  const unsigned int v1482 = static_cast<unsigned int>(v1350.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1483 = v1342 + v1482;
+  const bool v1484 = v1481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1485 = v426 && v1484;
+  const bool v1486 = v1483 < v1;
+  const bool v1487 = v1485 && v1486;
+  if (v1487) {
+    const float v1488 = v1350.x[4];
+    const float v1489 = v1488 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1490 = iron_f32_to_bf16(v1489);
+    const unsigned int v1491 = v1481 * v1;
+    const unsigned int v1492 = v1491 + v1483;
+    out[v1492] = v1490;
+  }
+  const unsigned int v1493 = static_cast<unsigned int>(v1350.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1494 = v508 + v1493;
+  const unsigned int v1495 = static_cast<unsigned int>(v1350.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1496 = v1342 + v1495;
+  const bool v1497 = v1494 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1498 = v426 && v1497;
+  const bool v1499 = v1496 < v1;
+  const bool v1500 = v1498 && v1499;
+  if (v1500) {
+    const float v1501 = v1350.x[5];
+    const float v1502 = v1501 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1503 = iron_f32_to_bf16(v1502);
+    const unsigned int v1504 = v1494 * v1;
+    const unsigned int v1505 = v1504 + v1496;
+    out[v1505] = v1503;
+  }
+  const unsigned int v1506 = static_cast<unsigned int>(v1350.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1507 = v508 + v1506;
+  const unsigned int v1508 = static_cast<unsigned int>(v1350.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1509 = v1342 + v1508;
+  const bool v1510 = v1507 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1511 = v426 && v1510;
+  const bool v1512 = v1509 < v1;
+  const bool v1513 = v1511 && v1512;
+  if (v1513) {
+    const float v1514 = v1350.x[6];
+    const float v1515 = v1514 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1516 = iron_f32_to_bf16(v1515);
+    const unsigned int v1517 = v1507 * v1;
+    const unsigned int v1518 = v1517 + v1509;
+    out[v1518] = v1516;
+  }
+  const unsigned int v1519 = static_cast<unsigned int>(v1350.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1520 = v508 + v1519;
+  const unsigned int v1521 = static_cast<unsigned int>(v1350.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1522 = v1342 + v1521;
+  const bool v1523 = v1520 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1524 = v426 && v1523;
+  const bool v1525 = v1522 < v1;
+  const bool v1526 = v1524 && v1525;
+  if (v1526) {
+    const float v1527 = v1350.x[7];
+    const float v1528 = v1527 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1529 = iron_f32_to_bf16(v1528);
+    const unsigned int v1530 = v1520 * v1;
+    const unsigned int v1531 = v1530 + v1522;
+    out[v1531] = v1529;
+  }
+  const unsigned int v1532 = static_cast<unsigned int>(v1350.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1533 = v508 + v1532;
+  const unsigned int v1534 = static_cast<unsigned int>(v1350.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1535 = v1342 + v1534;
+  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1537 = v426 && v1536;
+  const bool v1538 = v1535 < v1;
+  const bool v1539 = v1537 && v1538;
+  if (v1539) {
+    const float v1540 = v1350.x[8];
+    const float v1541 = v1540 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1542 = iron_f32_to_bf16(v1541);
+    const unsigned int v1543 = v1533 * v1;
+    const unsigned int v1544 = v1543 + v1535;
+    out[v1544] = v1542;
+  }
+  const unsigned int v1545 = static_cast<unsigned int>(v1350.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1546 = v508 + v1545;
+  const unsigned int v1547 = static_cast<unsigned int>(v1350.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1548 = v1342 + v1547;
+  const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1550 = v426 && v1549;
+  const bool v1551 = v1548 < v1;
+  const bool v1552 = v1550 && v1551;
+  if (v1552) {
+    const float v1553 = v1350.x[9];
+    const float v1554 = v1553 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1555 = iron_f32_to_bf16(v1554);
+    const unsigned int v1556 = v1546 * v1;
+    const unsigned int v1557 = v1556 + v1548;
+    out[v1557] = v1555;
+  }
+  const unsigned int v1558 = static_cast<unsigned int>(v1350.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1559 = v508 + v1558;
+  const unsigned int v1560 = static_cast<unsigned int>(v1350.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1561 = v1342 + v1560;
+  const bool v1562 = v1559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1563 = v426 && v1562;
+  const bool v1564 = v1561 < v1;
+  const bool v1565 = v1563 && v1564;
+  if (v1565) {
+    const float v1566 = v1350.x[10];
+    const float v1567 = v1566 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1568 = iron_f32_to_bf16(v1567);
+    const unsigned int v1569 = v1559 * v1;
+    const unsigned int v1570 = v1569 + v1561;
+    out[v1570] = v1568;
+  }
+  const unsigned int v1571 = static_cast<unsigned int>(v1350.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1572 = v508 + v1571;
+  const unsigned int v1573 = static_cast<unsigned int>(v1350.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1574 = v1342 + v1573;
+  const bool v1575 = v1572 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1576 = v426 && v1575;
+  const bool v1577 = v1574 < v1;
+  const bool v1578 = v1576 && v1577;
+  if (v1578) {
+    const float v1579 = v1350.x[11];
+    const float v1580 = v1579 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1581 = iron_f32_to_bf16(v1580);
+    const unsigned int v1582 = v1572 * v1;
+    const unsigned int v1583 = v1582 + v1574;
+    out[v1583] = v1581;
+  }
+  const unsigned int v1584 = static_cast<unsigned int>(v1350.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1585 = v508 + v1584;
+  const unsigned int v1586 = static_cast<unsigned int>(v1350.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1587 = v1342 + v1586;
+  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1589 = v426 && v1588;
+  const bool v1590 = v1587 < v1;
+  const bool v1591 = v1589 && v1590;
+  if (v1591) {
+    const float v1592 = v1350.x[12];
+    const float v1593 = v1592 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1594 = iron_f32_to_bf16(v1593);
+    const unsigned int v1595 = v1585 * v1;
+    const unsigned int v1596 = v1595 + v1587;
+    out[v1596] = v1594;
+  }
+  const unsigned int v1597 = static_cast<unsigned int>(v1350.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1598 = v508 + v1597;
+  const unsigned int v1599 = static_cast<unsigned int>(v1350.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1600 = v1342 + v1599;
+  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1602 = v426 && v1601;
+  const bool v1603 = v1600 < v1;
+  const bool v1604 = v1602 && v1603;
+  if (v1604) {
+    const float v1605 = v1350.x[13];
+    const float v1606 = v1605 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1607 = iron_f32_to_bf16(v1606);
+    const unsigned int v1608 = v1598 * v1;
+    const unsigned int v1609 = v1608 + v1600;
+    out[v1609] = v1607;
+  }
+  const unsigned int v1610 = static_cast<unsigned int>(v1350.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1611 = v508 + v1610;
+  const unsigned int v1612 = static_cast<unsigned int>(v1350.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1613 = v1342 + v1612;
+  const bool v1614 = v1611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1615 = v426 && v1614;
+  const bool v1616 = v1613 < v1;
+  const bool v1617 = v1615 && v1616;
+  if (v1617) {
+    const float v1618 = v1350.x[14];
+    const float v1619 = v1618 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1620 = iron_f32_to_bf16(v1619);
+    const unsigned int v1621 = v1611 * v1;
+    const unsigned int v1622 = v1621 + v1613;
+    out[v1622] = v1620;
+  }
+  const unsigned int v1623 = static_cast<unsigned int>(v1350.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1624 = v508 + v1623;
+  const unsigned int v1625 = static_cast<unsigned int>(v1350.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1626 = v1342 + v1625;
+  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1628 = v426 && v1627;
+  const bool v1629 = v1626 < v1;
+  const bool v1630 = v1628 && v1629;
+  if (v1630) {
+    const float v1631 = v1350.x[15];
+    const float v1632 = v1631 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1633 = iron_f32_to_bf16(v1632);
+    const unsigned int v1634 = v1624 * v1;
+    const unsigned int v1635 = v1634 + v1626;
+    out[v1635] = v1633;
+  }
+  const unsigned int v1636 = static_cast<unsigned int>(v1350.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1637 = v508 + v1636;
+  const unsigned int v1638 = static_cast<unsigned int>(v1350.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1639 = v1342 + v1638;
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1641 = v426 && v1640;
+  const bool v1642 = v1639 < v1;
+  const bool v1643 = v1641 && v1642;
+  if (v1643) {
+    const float v1644 = v1350.x[16];
+    const float v1645 = v1644 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1646 = iron_f32_to_bf16(v1645);
+    const unsigned int v1647 = v1637 * v1;
+    const unsigned int v1648 = v1647 + v1639;
+    out[v1648] = v1646;
+  }
+  const unsigned int v1649 = static_cast<unsigned int>(v1350.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1650 = v508 + v1649;
+  const unsigned int v1651 = static_cast<unsigned int>(v1350.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1652 = v1342 + v1651;
+  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1654 = v426 && v1653;
+  const bool v1655 = v1652 < v1;
+  const bool v1656 = v1654 && v1655;
+  if (v1656) {
+    const float v1657 = v1350.x[17];
+    const float v1658 = v1657 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1659 = iron_f32_to_bf16(v1658);
+    const unsigned int v1660 = v1650 * v1;
+    const unsigned int v1661 = v1660 + v1652;
+    out[v1661] = v1659;
+  }
+  const unsigned int v1662 = static_cast<unsigned int>(v1350.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1663 = v508 + v1662;
+  const unsigned int v1664 = static_cast<unsigned int>(v1350.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1665 = v1342 + v1664;
+  const bool v1666 = v1663 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1667 = v426 && v1666;
+  const bool v1668 = v1665 < v1;
+  const bool v1669 = v1667 && v1668;
+  if (v1669) {
+    const float v1670 = v1350.x[18];
+    const float v1671 = v1670 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1672 = iron_f32_to_bf16(v1671);
+    const unsigned int v1673 = v1663 * v1;
+    const unsigned int v1674 = v1673 + v1665;
+    out[v1674] = v1672;
+  }
+  const unsigned int v1675 = static_cast<unsigned int>(v1350.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1676 = v508 + v1675;
+  const unsigned int v1677 = static_cast<unsigned int>(v1350.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1678 = v1342 + v1677;
+  const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1680 = v426 && v1679;
+  const bool v1681 = v1678 < v1;
+  const bool v1682 = v1680 && v1681;
+  if (v1682) {
+    const float v1683 = v1350.x[19];
+    const float v1684 = v1683 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1685 = iron_f32_to_bf16(v1684);
+    const unsigned int v1686 = v1676 * v1;
+    const unsigned int v1687 = v1686 + v1678;
+    out[v1687] = v1685;
+  }
+  const unsigned int v1688 = static_cast<unsigned int>(v1350.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1689 = v508 + v1688;
+  const unsigned int v1690 = static_cast<unsigned int>(v1350.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1691 = v1342 + v1690;
+  const bool v1692 = v1689 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1693 = v426 && v1692;
+  const bool v1694 = v1691 < v1;
+  const bool v1695 = v1693 && v1694;
+  if (v1695) {
+    const float v1696 = v1350.x[20];
+    const float v1697 = v1696 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1698 = iron_f32_to_bf16(v1697);
+    const unsigned int v1699 = v1689 * v1;
+    const unsigned int v1700 = v1699 + v1691;
+    out[v1700] = v1698;
+  }
+  const unsigned int v1701 = static_cast<unsigned int>(v1350.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1702 = v508 + v1701;
+  const unsigned int v1703 = static_cast<unsigned int>(v1350.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1704 = v1342 + v1703;
+  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1706 = v426 && v1705;
+  const bool v1707 = v1704 < v1;
+  const bool v1708 = v1706 && v1707;
+  if (v1708) {
+    const float v1709 = v1350.x[21];
+    const float v1710 = v1709 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1711 = iron_f32_to_bf16(v1710);
+    const unsigned int v1712 = v1702 * v1;
+    const unsigned int v1713 = v1712 + v1704;
+    out[v1713] = v1711;
+  }
+  const unsigned int v1714 = static_cast<unsigned int>(v1350.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1715 = v508 + v1714;
+  const unsigned int v1716 = static_cast<unsigned int>(v1350.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1717 = v1342 + v1716;
+  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1719 = v426 && v1718;
+  const bool v1720 = v1717 < v1;
+  const bool v1721 = v1719 && v1720;
+  if (v1721) {
+    const float v1722 = v1350.x[22];
+    const float v1723 = v1722 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1724 = iron_f32_to_bf16(v1723);
+    const unsigned int v1725 = v1715 * v1;
+    const unsigned int v1726 = v1725 + v1717;
+    out[v1726] = v1724;
+  }
+  const unsigned int v1727 = static_cast<unsigned int>(v1350.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1728 = v508 + v1727;
+  const unsigned int v1729 = static_cast<unsigned int>(v1350.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1730 = v1342 + v1729;
+  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1732 = v426 && v1731;
+  const bool v1733 = v1730 < v1;
+  const bool v1734 = v1732 && v1733;
+  if (v1734) {
+    const float v1735 = v1350.x[23];
+    const float v1736 = v1735 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1737 = iron_f32_to_bf16(v1736);
+    const unsigned int v1738 = v1728 * v1;
+    const unsigned int v1739 = v1738 + v1730;
+    out[v1739] = v1737;
+  }
+  const unsigned int v1740 = static_cast<unsigned int>(v1350.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1741 = v508 + v1740;
+  const unsigned int v1742 = static_cast<unsigned int>(v1350.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1743 = v1342 + v1742;
+  const bool v1744 = v1741 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1745 = v426 && v1744;
+  const bool v1746 = v1743 < v1;
+  const bool v1747 = v1745 && v1746;
+  if (v1747) {
+    const float v1748 = v1350.x[24];
+    const float v1749 = v1748 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1750 = iron_f32_to_bf16(v1749);
+    const unsigned int v1751 = v1741 * v1;
+    const unsigned int v1752 = v1751 + v1743;
+    out[v1752] = v1750;
+  }
+  const unsigned int v1753 = static_cast<unsigned int>(v1350.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1754 = v508 + v1753;
+  const unsigned int v1755 = static_cast<unsigned int>(v1350.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1756 = v1342 + v1755;
+  const bool v1757 = v1754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1758 = v426 && v1757;
+  const bool v1759 = v1756 < v1;
+  const bool v1760 = v1758 && v1759;
+  if (v1760) {
+    const float v1761 = v1350.x[25];
+    const float v1762 = v1761 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1763 = iron_f32_to_bf16(v1762);
+    const unsigned int v1764 = v1754 * v1;
+    const unsigned int v1765 = v1764 + v1756;
+    out[v1765] = v1763;
+  }
+  const unsigned int v1766 = static_cast<unsigned int>(v1350.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1767 = v508 + v1766;
+  const unsigned int v1768 = static_cast<unsigned int>(v1350.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1769 = v1342 + v1768;
+  const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1771 = v426 && v1770;
+  const bool v1772 = v1769 < v1;
+  const bool v1773 = v1771 && v1772;
+  if (v1773) {
+    const float v1774 = v1350.x[26];
+    const float v1775 = v1774 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1776 = iron_f32_to_bf16(v1775);
+    const unsigned int v1777 = v1767 * v1;
+    const unsigned int v1778 = v1777 + v1769;
+    out[v1778] = v1776;
+  }
+  const unsigned int v1779 = static_cast<unsigned int>(v1350.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1780 = v508 + v1779;
+  const unsigned int v1781 = static_cast<unsigned int>(v1350.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1782 = v1342 + v1781;
+  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1784 = v426 && v1783;
+  const bool v1785 = v1782 < v1;
+  const bool v1786 = v1784 && v1785;
+  if (v1786) {
+    const float v1787 = v1350.x[27];
+    const float v1788 = v1787 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1789 = iron_f32_to_bf16(v1788);
+    const unsigned int v1790 = v1780 * v1;
+    const unsigned int v1791 = v1790 + v1782;
+    out[v1791] = v1789;
+  }
+  const unsigned int v1792 = static_cast<unsigned int>(v1350.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1793 = v508 + v1792;
+  const unsigned int v1794 = static_cast<unsigned int>(v1350.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1795 = v1342 + v1794;
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1797 = v426 && v1796;
+  const bool v1798 = v1795 < v1;
+  const bool v1799 = v1797 && v1798;
+  if (v1799) {
+    const float v1800 = v1350.x[28];
+    const float v1801 = v1800 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1802 = iron_f32_to_bf16(v1801);
+    const unsigned int v1803 = v1793 * v1;
+    const unsigned int v1804 = v1803 + v1795;
+    out[v1804] = v1802;
+  }
+  const unsigned int v1805 = static_cast<unsigned int>(v1350.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1806 = v508 + v1805;
+  const unsigned int v1807 = static_cast<unsigned int>(v1350.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1808 = v1342 + v1807;
+  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1810 = v426 && v1809;
+  const bool v1811 = v1808 < v1;
+  const bool v1812 = v1810 && v1811;
+  if (v1812) {
+    const float v1813 = v1350.x[29];
+    const float v1814 = v1813 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1815 = iron_f32_to_bf16(v1814);
+    const unsigned int v1816 = v1806 * v1;
+    const unsigned int v1817 = v1816 + v1808;
+    out[v1817] = v1815;
+  }
+  const unsigned int v1818 = static_cast<unsigned int>(v1350.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1819 = v508 + v1818;
+  const unsigned int v1820 = static_cast<unsigned int>(v1350.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1821 = v1342 + v1820;
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1823 = v426 && v1822;
+  const bool v1824 = v1821 < v1;
+  const bool v1825 = v1823 && v1824;
+  if (v1825) {
+    const float v1826 = v1350.x[30];
+    const float v1827 = v1826 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1828 = iron_f32_to_bf16(v1827);
+    const unsigned int v1829 = v1819 * v1;
+    const unsigned int v1830 = v1829 + v1821;
+    out[v1830] = v1828;
+  }
+  const unsigned int v1831 = static_cast<unsigned int>(v1350.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1832 = v508 + v1831;
+  const unsigned int v1833 = static_cast<unsigned int>(v1350.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1834 = v1342 + v1833;
+  const bool v1835 = v1832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1836 = v426 && v1835;
+  const bool v1837 = v1834 < v1;
+  const bool v1838 = v1836 && v1837;
+  if (v1838) {
+    const float v1839 = v1350.x[31];
+    const float v1840 = v1839 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1841 = iron_f32_to_bf16(v1840);
+    const unsigned int v1842 = v1832 * v1;
+    const unsigned int v1843 = v1842 + v1834;
+    out[v1843] = v1841;
+  }
+  const unsigned int v1844 = static_cast<unsigned int>(v1350.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1845 = v508 + v1844;
+  const unsigned int v1846 = static_cast<unsigned int>(v1350.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1847 = v1342 + v1846;
+  const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1849 = v426 && v1848;
+  const bool v1850 = v1847 < v1;
+  const bool v1851 = v1849 && v1850;
+  if (v1851) {
+    const float v1852 = v1350.x[32];
+    const float v1853 = v1852 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1854 = iron_f32_to_bf16(v1853);
+    const unsigned int v1855 = v1845 * v1;
+    const unsigned int v1856 = v1855 + v1847;
+    out[v1856] = v1854;
+  }
+  const unsigned int v1857 = static_cast<unsigned int>(v1350.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1858 = v508 + v1857;
+  const unsigned int v1859 = static_cast<unsigned int>(v1350.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1860 = v1342 + v1859;
+  const bool v1861 = v1858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1862 = v426 && v1861;
+  const bool v1863 = v1860 < v1;
+  const bool v1864 = v1862 && v1863;
+  if (v1864) {
+    const float v1865 = v1350.x[33];
+    const float v1866 = v1865 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1867 = iron_f32_to_bf16(v1866);
+    const unsigned int v1868 = v1858 * v1;
+    const unsigned int v1869 = v1868 + v1860;
+    out[v1869] = v1867;
+  }
+  const unsigned int v1870 = static_cast<unsigned int>(v1350.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1871 = v508 + v1870;
+  const unsigned int v1872 = static_cast<unsigned int>(v1350.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1873 = v1342 + v1872;
+  const bool v1874 = v1871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1875 = v426 && v1874;
+  const bool v1876 = v1873 < v1;
+  const bool v1877 = v1875 && v1876;
+  if (v1877) {
+    const float v1878 = v1350.x[34];
+    const float v1879 = v1878 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1880 = iron_f32_to_bf16(v1879);
+    const unsigned int v1881 = v1871 * v1;
+    const unsigned int v1882 = v1881 + v1873;
+    out[v1882] = v1880;
+  }
+  const unsigned int v1883 = static_cast<unsigned int>(v1350.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1884 = v508 + v1883;
+  const unsigned int v1885 = static_cast<unsigned int>(v1350.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1886 = v1342 + v1885;
+  const bool v1887 = v1884 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1888 = v426 && v1887;
+  const bool v1889 = v1886 < v1;
+  const bool v1890 = v1888 && v1889;
+  if (v1890) {
+    const float v1891 = v1350.x[35];
+    const float v1892 = v1891 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1893 = iron_f32_to_bf16(v1892);
+    const unsigned int v1894 = v1884 * v1;
+    const unsigned int v1895 = v1894 + v1886;
+    out[v1895] = v1893;
+  }
+  const unsigned int v1896 = static_cast<unsigned int>(v1350.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1897 = v508 + v1896;
+  const unsigned int v1898 = static_cast<unsigned int>(v1350.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1899 = v1342 + v1898;
+  const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1901 = v426 && v1900;
+  const bool v1902 = v1899 < v1;
+  const bool v1903 = v1901 && v1902;
+  if (v1903) {
+    const float v1904 = v1350.x[36];
+    const float v1905 = v1904 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1906 = iron_f32_to_bf16(v1905);
+    const unsigned int v1907 = v1897 * v1;
+    const unsigned int v1908 = v1907 + v1899;
+    out[v1908] = v1906;
+  }
+  const unsigned int v1909 = static_cast<unsigned int>(v1350.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1910 = v508 + v1909;
+  const unsigned int v1911 = static_cast<unsigned int>(v1350.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1912 = v1342 + v1911;
+  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1914 = v426 && v1913;
+  const bool v1915 = v1912 < v1;
+  const bool v1916 = v1914 && v1915;
+  if (v1916) {
+    const float v1917 = v1350.x[37];
+    const float v1918 = v1917 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1919 = iron_f32_to_bf16(v1918);
+    const unsigned int v1920 = v1910 * v1;
+    const unsigned int v1921 = v1920 + v1912;
+    out[v1921] = v1919;
+  }
+  const unsigned int v1922 = static_cast<unsigned int>(v1350.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1923 = v508 + v1922;
+  const unsigned int v1924 = static_cast<unsigned int>(v1350.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1925 = v1342 + v1924;
+  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1927 = v426 && v1926;
+  const bool v1928 = v1925 < v1;
+  const bool v1929 = v1927 && v1928;
+  if (v1929) {
+    const float v1930 = v1350.x[38];
+    const float v1931 = v1930 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1932 = iron_f32_to_bf16(v1931);
+    const unsigned int v1933 = v1923 * v1;
+    const unsigned int v1934 = v1933 + v1925;
+    out[v1934] = v1932;
+  }
+  const unsigned int v1935 = static_cast<unsigned int>(v1350.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1936 = v508 + v1935;
+  const unsigned int v1937 = static_cast<unsigned int>(v1350.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1938 = v1342 + v1937;
+  const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1940 = v426 && v1939;
+  const bool v1941 = v1938 < v1;
+  const bool v1942 = v1940 && v1941;
+  if (v1942) {
+    const float v1943 = v1350.x[39];
+    const float v1944 = v1943 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1945 = iron_f32_to_bf16(v1944);
+    const unsigned int v1946 = v1936 * v1;
+    const unsigned int v1947 = v1946 + v1938;
+    out[v1947] = v1945;
+  }
+  const unsigned int v1948 = static_cast<unsigned int>(v1350.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1949 = v508 + v1948;
+  const unsigned int v1950 = static_cast<unsigned int>(v1350.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1951 = v1342 + v1950;
+  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1953 = v426 && v1952;
+  const bool v1954 = v1951 < v1;
+  const bool v1955 = v1953 && v1954;
+  if (v1955) {
+    const float v1956 = v1350.x[40];
+    const float v1957 = v1956 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1958 = iron_f32_to_bf16(v1957);
+    const unsigned int v1959 = v1949 * v1;
+    const unsigned int v1960 = v1959 + v1951;
+    out[v1960] = v1958;
+  }
+  const unsigned int v1961 = static_cast<unsigned int>(v1350.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1962 = v508 + v1961;
+  const unsigned int v1963 = static_cast<unsigned int>(v1350.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1964 = v1342 + v1963;
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1966 = v426 && v1965;
+  const bool v1967 = v1964 < v1;
+  const bool v1968 = v1966 && v1967;
+  if (v1968) {
+    const float v1969 = v1350.x[41];
+    const float v1970 = v1969 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1971 = iron_f32_to_bf16(v1970);
+    const unsigned int v1972 = v1962 * v1;
+    const unsigned int v1973 = v1972 + v1964;
+    out[v1973] = v1971;
+  }
+  const unsigned int v1974 = static_cast<unsigned int>(v1350.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1975 = v508 + v1974;
+  const unsigned int v1976 = static_cast<unsigned int>(v1350.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1977 = v1342 + v1976;
+  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1979 = v426 && v1978;
+  const bool v1980 = v1977 < v1;
+  const bool v1981 = v1979 && v1980;
+  if (v1981) {
+    const float v1982 = v1350.x[42];
+    const float v1983 = v1982 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1984 = iron_f32_to_bf16(v1983);
+    const unsigned int v1985 = v1975 * v1;
+    const unsigned int v1986 = v1985 + v1977;
+    out[v1986] = v1984;
+  }
+  const unsigned int v1987 = static_cast<unsigned int>(v1350.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1988 = v508 + v1987;
+  const unsigned int v1989 = static_cast<unsigned int>(v1350.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1990 = v1342 + v1989;
+  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1992 = v426 && v1991;
+  const bool v1993 = v1990 < v1;
+  const bool v1994 = v1992 && v1993;
+  if (v1994) {
+    const float v1995 = v1350.x[43];
+    const float v1996 = v1995 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1997 = iron_f32_to_bf16(v1996);
+    const unsigned int v1998 = v1988 * v1;
+    const unsigned int v1999 = v1998 + v1990;
+    out[v1999] = v1997;
+  }
+  const unsigned int v2000 = static_cast<unsigned int>(v1350.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2001 = v508 + v2000;
+  const unsigned int v2002 = static_cast<unsigned int>(v1350.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2003 = v1342 + v2002;
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2005 = v426 && v2004;
+  const bool v2006 = v2003 < v1;
+  const bool v2007 = v2005 && v2006;
+  if (v2007) {
+    const float v2008 = v1350.x[44];
+    const float v2009 = v2008 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2010 = iron_f32_to_bf16(v2009);
+    const unsigned int v2011 = v2001 * v1;
+    const unsigned int v2012 = v2011 + v2003;
+    out[v2012] = v2010;
+  }
+  const unsigned int v2013 = static_cast<unsigned int>(v1350.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2014 = v508 + v2013;
+  const unsigned int v2015 = static_cast<unsigned int>(v1350.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2016 = v1342 + v2015;
+  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2018 = v426 && v2017;
+  const bool v2019 = v2016 < v1;
+  const bool v2020 = v2018 && v2019;
+  if (v2020) {
+    const float v2021 = v1350.x[45];
+    const float v2022 = v2021 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2023 = iron_f32_to_bf16(v2022);
+    const unsigned int v2024 = v2014 * v1;
+    const unsigned int v2025 = v2024 + v2016;
+    out[v2025] = v2023;
+  }
+  const unsigned int v2026 = static_cast<unsigned int>(v1350.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2027 = v508 + v2026;
+  const unsigned int v2028 = static_cast<unsigned int>(v1350.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2029 = v1342 + v2028;
+  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2031 = v426 && v2030;
+  const bool v2032 = v2029 < v1;
+  const bool v2033 = v2031 && v2032;
+  if (v2033) {
+    const float v2034 = v1350.x[46];
+    const float v2035 = v2034 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2036 = iron_f32_to_bf16(v2035);
+    const unsigned int v2037 = v2027 * v1;
+    const unsigned int v2038 = v2037 + v2029;
+    out[v2038] = v2036;
+  }
+  const unsigned int v2039 = static_cast<unsigned int>(v1350.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2040 = v508 + v2039;
+  const unsigned int v2041 = static_cast<unsigned int>(v1350.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2042 = v1342 + v2041;
+  const bool v2043 = v2040 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2044 = v426 && v2043;
+  const bool v2045 = v2042 < v1;
+  const bool v2046 = v2044 && v2045;
+  if (v2046) {
+    const float v2047 = v1350.x[47];
+    const float v2048 = v2047 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2049 = iron_f32_to_bf16(v2048);
+    const unsigned int v2050 = v2040 * v1;
+    const unsigned int v2051 = v2050 + v2042;
+    out[v2051] = v2049;
+  }
+  const unsigned int v2052 = static_cast<unsigned int>(v1350.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2053 = v508 + v2052;
+  const unsigned int v2054 = static_cast<unsigned int>(v1350.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2055 = v1342 + v2054;
+  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2057 = v426 && v2056;
+  const bool v2058 = v2055 < v1;
+  const bool v2059 = v2057 && v2058;
+  if (v2059) {
+    const float v2060 = v1350.x[48];
+    const float v2061 = v2060 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2062 = iron_f32_to_bf16(v2061);
+    const unsigned int v2063 = v2053 * v1;
+    const unsigned int v2064 = v2063 + v2055;
+    out[v2064] = v2062;
+  }
+  const unsigned int v2065 = static_cast<unsigned int>(v1350.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2066 = v508 + v2065;
+  const unsigned int v2067 = static_cast<unsigned int>(v1350.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2068 = v1342 + v2067;
+  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2070 = v426 && v2069;
+  const bool v2071 = v2068 < v1;
+  const bool v2072 = v2070 && v2071;
+  if (v2072) {
+    const float v2073 = v1350.x[49];
+    const float v2074 = v2073 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2075 = iron_f32_to_bf16(v2074);
+    const unsigned int v2076 = v2066 * v1;
+    const unsigned int v2077 = v2076 + v2068;
+    out[v2077] = v2075;
+  }
+  const unsigned int v2078 = static_cast<unsigned int>(v1350.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2079 = v508 + v2078;
+  const unsigned int v2080 = static_cast<unsigned int>(v1350.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2081 = v1342 + v2080;
+  const bool v2082 = v2079 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2083 = v426 && v2082;
+  const bool v2084 = v2081 < v1;
+  const bool v2085 = v2083 && v2084;
+  if (v2085) {
+    const float v2086 = v1350.x[50];
+    const float v2087 = v2086 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2088 = iron_f32_to_bf16(v2087);
+    const unsigned int v2089 = v2079 * v1;
+    const unsigned int v2090 = v2089 + v2081;
+    out[v2090] = v2088;
+  }
+  const unsigned int v2091 = static_cast<unsigned int>(v1350.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2092 = v508 + v2091;
+  const unsigned int v2093 = static_cast<unsigned int>(v1350.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2094 = v1342 + v2093;
+  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2096 = v426 && v2095;
+  const bool v2097 = v2094 < v1;
+  const bool v2098 = v2096 && v2097;
+  if (v2098) {
+    const float v2099 = v1350.x[51];
+    const float v2100 = v2099 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2101 = iron_f32_to_bf16(v2100);
+    const unsigned int v2102 = v2092 * v1;
+    const unsigned int v2103 = v2102 + v2094;
+    out[v2103] = v2101;
+  }
+  const unsigned int v2104 = static_cast<unsigned int>(v1350.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2105 = v508 + v2104;
+  const unsigned int v2106 = static_cast<unsigned int>(v1350.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2107 = v1342 + v2106;
+  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2109 = v426 && v2108;
+  const bool v2110 = v2107 < v1;
+  const bool v2111 = v2109 && v2110;
+  if (v2111) {
+    const float v2112 = v1350.x[52];
+    const float v2113 = v2112 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2114 = iron_f32_to_bf16(v2113);
+    const unsigned int v2115 = v2105 * v1;
+    const unsigned int v2116 = v2115 + v2107;
+    out[v2116] = v2114;
+  }
+  const unsigned int v2117 = static_cast<unsigned int>(v1350.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2118 = v508 + v2117;
+  const unsigned int v2119 = static_cast<unsigned int>(v1350.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2120 = v1342 + v2119;
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2122 = v426 && v2121;
+  const bool v2123 = v2120 < v1;
+  const bool v2124 = v2122 && v2123;
+  if (v2124) {
+    const float v2125 = v1350.x[53];
+    const float v2126 = v2125 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2127 = iron_f32_to_bf16(v2126);
+    const unsigned int v2128 = v2118 * v1;
+    const unsigned int v2129 = v2128 + v2120;
+    out[v2129] = v2127;
+  }
+  const unsigned int v2130 = static_cast<unsigned int>(v1350.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2131 = v508 + v2130;
+  const unsigned int v2132 = static_cast<unsigned int>(v1350.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2133 = v1342 + v2132;
+  const bool v2134 = v2131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2135 = v426 && v2134;
+  const bool v2136 = v2133 < v1;
+  const bool v2137 = v2135 && v2136;
+  if (v2137) {
+    const float v2138 = v1350.x[54];
+    const float v2139 = v2138 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2140 = iron_f32_to_bf16(v2139);
+    const unsigned int v2141 = v2131 * v1;
+    const unsigned int v2142 = v2141 + v2133;
+    out[v2142] = v2140;
+  }
+  const unsigned int v2143 = static_cast<unsigned int>(v1350.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2144 = v508 + v2143;
+  const unsigned int v2145 = static_cast<unsigned int>(v1350.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2146 = v1342 + v2145;
+  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2148 = v426 && v2147;
+  const bool v2149 = v2146 < v1;
+  const bool v2150 = v2148 && v2149;
+  if (v2150) {
+    const float v2151 = v1350.x[55];
+    const float v2152 = v2151 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2153 = iron_f32_to_bf16(v2152);
+    const unsigned int v2154 = v2144 * v1;
+    const unsigned int v2155 = v2154 + v2146;
+    out[v2155] = v2153;
+  }
+  const unsigned int v2156 = static_cast<unsigned int>(v1350.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2157 = v508 + v2156;
+  const unsigned int v2158 = static_cast<unsigned int>(v1350.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2159 = v1342 + v2158;
+  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2161 = v426 && v2160;
+  const bool v2162 = v2159 < v1;
+  const bool v2163 = v2161 && v2162;
+  if (v2163) {
+    const float v2164 = v1350.x[56];
+    const float v2165 = v2164 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2166 = iron_f32_to_bf16(v2165);
+    const unsigned int v2167 = v2157 * v1;
+    const unsigned int v2168 = v2167 + v2159;
+    out[v2168] = v2166;
+  }
+  const unsigned int v2169 = static_cast<unsigned int>(v1350.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2170 = v508 + v2169;
+  const unsigned int v2171 = static_cast<unsigned int>(v1350.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2172 = v1342 + v2171;
+  const bool v2173 = v2170 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2174 = v426 && v2173;
+  const bool v2175 = v2172 < v1;
+  const bool v2176 = v2174 && v2175;
+  if (v2176) {
+    const float v2177 = v1350.x[57];
+    const float v2178 = v2177 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2179 = iron_f32_to_bf16(v2178);
+    const unsigned int v2180 = v2170 * v1;
+    const unsigned int v2181 = v2180 + v2172;
+    out[v2181] = v2179;
+  }
+  const unsigned int v2182 = static_cast<unsigned int>(v1350.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2183 = v508 + v2182;
+  const unsigned int v2184 = static_cast<unsigned int>(v1350.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2185 = v1342 + v2184;
+  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2187 = v426 && v2186;
+  const bool v2188 = v2185 < v1;
+  const bool v2189 = v2187 && v2188;
+  if (v2189) {
+    const float v2190 = v1350.x[58];
+    const float v2191 = v2190 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2192 = iron_f32_to_bf16(v2191);
+    const unsigned int v2193 = v2183 * v1;
+    const unsigned int v2194 = v2193 + v2185;
+    out[v2194] = v2192;
+  }
+  const unsigned int v2195 = static_cast<unsigned int>(v1350.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2196 = v508 + v2195;
+  const unsigned int v2197 = static_cast<unsigned int>(v1350.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2198 = v1342 + v2197;
+  const bool v2199 = v2196 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2200 = v426 && v2199;
+  const bool v2201 = v2198 < v1;
+  const bool v2202 = v2200 && v2201;
+  if (v2202) {
+    const float v2203 = v1350.x[59];
+    const float v2204 = v2203 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2205 = iron_f32_to_bf16(v2204);
+    const unsigned int v2206 = v2196 * v1;
+    const unsigned int v2207 = v2206 + v2198;
+    out[v2207] = v2205;
+  }
+  const unsigned int v2208 = static_cast<unsigned int>(v1350.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2209 = v508 + v2208;
+  const unsigned int v2210 = static_cast<unsigned int>(v1350.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2211 = v1342 + v2210;
+  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2213 = v426 && v2212;
+  const bool v2214 = v2211 < v1;
+  const bool v2215 = v2213 && v2214;
+  if (v2215) {
+    const float v2216 = v1350.x[60];
+    const float v2217 = v2216 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2218 = iron_f32_to_bf16(v2217);
+    const unsigned int v2219 = v2209 * v1;
+    const unsigned int v2220 = v2219 + v2211;
+    out[v2220] = v2218;
+  }
+  const unsigned int v2221 = static_cast<unsigned int>(v1350.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2222 = v508 + v2221;
+  const unsigned int v2223 = static_cast<unsigned int>(v1350.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2224 = v1342 + v2223;
+  const bool v2225 = v2222 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2226 = v426 && v2225;
+  const bool v2227 = v2224 < v1;
+  const bool v2228 = v2226 && v2227;
+  if (v2228) {
+    const float v2229 = v1350.x[61];
+    const float v2230 = v2229 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2231 = iron_f32_to_bf16(v2230);
+    const unsigned int v2232 = v2222 * v1;
+    const unsigned int v2233 = v2232 + v2224;
+    out[v2233] = v2231;
+  }
+  const unsigned int v2234 = static_cast<unsigned int>(v1350.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2235 = v508 + v2234;
+  const unsigned int v2236 = static_cast<unsigned int>(v1350.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2237 = v1342 + v2236;
+  const bool v2238 = v2235 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2239 = v426 && v2238;
+  const bool v2240 = v2237 < v1;
+  const bool v2241 = v2239 && v2240;
+  if (v2241) {
+    const float v2242 = v1350.x[62];
+    const float v2243 = v2242 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2244 = iron_f32_to_bf16(v2243);
+    const unsigned int v2245 = v2235 * v1;
+    const unsigned int v2246 = v2245 + v2237;
+    out[v2246] = v2244;
+  }
+  const unsigned int v2247 = static_cast<unsigned int>(v1350.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2248 = v508 + v2247;
+  const unsigned int v2249 = static_cast<unsigned int>(v1350.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2250 = v1342 + v2249;
+  const bool v2251 = v2248 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2252 = v426 && v2251;
+  const bool v2253 = v2250 < v1;
+  const bool v2254 = v2252 && v2253;
+  if (v2254) {
+    const float v2255 = v1350.x[63];
+    const float v2256 = v2255 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2257 = iron_f32_to_bf16(v2256);
+    const unsigned int v2258 = v2248 * v1;
+    const unsigned int v2259 = v2258 + v2250;
+    out[v2259] = v2257;
   }
 }

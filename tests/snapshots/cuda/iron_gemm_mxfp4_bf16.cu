@@ -2174,7 +2174,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v2110 = v22 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+  const unsigned int v2110 = v22 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
   const bool v2111 = v2110 <= v0;
   const unsigned int v2113 = v26 + 128u;
   const bool v2114 = v2113 <= v1;
@@ -2182,77 +2182,77 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const unsigned int v2118 = v1 & 7u;
   const bool v2119 = v2118 == 0u;
   const bool v2120 = v2115 && v2119;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-  for (unsigned int v2126 = 0u; v2126 < 4u; v2126 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-    const bool v2127 = v27 == v2126;  // kernels/gemm/gemm_tiles.hpp:442
+  for (unsigned int v2126 = 0u; v2126 < 4u; v2126 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+    const bool v2127 = v27 == v2126;  // kernels/gemm/gemm_tiles.hpp:462
     if (v2127) {
       iron_frag_store<false>(v37, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-    const unsigned int v2132 = v2126 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+    const unsigned int v2132 = v2126 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
     const unsigned int v2133 = v2132 << 6u;
     const unsigned int v2134 = v26 + v2133;
-    const unsigned int v2137 = v2126 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+    const unsigned int v2137 = v2126 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
     const unsigned int v2138 = v2137 << 6u;
     const unsigned int v2139 = v22 + v2138;
-    if (v2120) {  // kernels/gemm/gemm_tiles.hpp:424
-      const unsigned int v2141 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
-      const unsigned int v2143 = v2141 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-      const bool v2145 = v2143 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-      const unsigned int v2167 = v2143 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+    if (v2120) {  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v2141 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:445
+      const unsigned int v2143 = v2141 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      const bool v2145 = v2143 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v2161 = v2143 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
       #pragma unroll 1
-      for (unsigned int v2148 = v2141; v2148 < 512u; v2148 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-        const unsigned int v2150 = v2148 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v2152 = v2150 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-        const unsigned int v2153 = v2139 + v2152;
-        const unsigned int v2155 = v2150 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-        const unsigned int v2156 = v2134 + v2155;
-        const unsigned int v2162 = v2152 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-        const unsigned int v2163 = v2162 + v2155;
-        const unsigned int v2165 = v2163 + v2143;  // kernels/gemm/gemm_tiles.hpp:360
-        const unsigned int v2168 = v2163 + v2167;  // kernels/gemm/gemm_tiles.hpp:361
-        const iron_f32x4 v5771 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2165);  // kernels/gemm/gemm_tiles.hpp:364
-        const float v2171 = v5771.v[0];
-        const float v2174 = v5771.v[1];
-        const float v2177 = v5771.v[2];
-        const float v2180 = v5771.v[3];
-        const iron_f32x4 v5772 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2168);  // kernels/gemm/gemm_tiles.hpp:365
-        const float v2183 = v5772.v[0];
-        const float v2186 = v5772.v[1];
-        const float v2189 = v5772.v[2];
-        const float v2192 = v5772.v[3];
-        const float v2193 = v2145 ? v2183 : v2171;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v2196 = iron_f32_to_bf16(v2193);  // kernels/gemm/gemm_quant.cpp:77
-        const unsigned int v2197 = v2153 * v1;
-        const float v2199 = v2145 ? v2186 : v2174;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v2202 = iron_f32_to_bf16(v2199);  // kernels/gemm/gemm_quant.cpp:77
-        const float v2205 = v2145 ? v2189 : v2177;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v2208 = iron_f32_to_bf16(v2205);  // kernels/gemm/gemm_quant.cpp:77
-        const float v2211 = v2145 ? v2192 : v2180;  // kernels/gemm/gemm_tiles.hpp:367
-        const iron_bf16 v2214 = iron_f32_to_bf16(v2211);  // kernels/gemm/gemm_quant.cpp:77
-        const float v2217 = v2145 ? v2171 : v2183;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v2220 = iron_f32_to_bf16(v2217);  // kernels/gemm/gemm_quant.cpp:77
-        const float v2223 = v2145 ? v2174 : v2186;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v2226 = iron_f32_to_bf16(v2223);  // kernels/gemm/gemm_quant.cpp:77
-        const float v2229 = v2145 ? v2177 : v2189;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v2232 = iron_f32_to_bf16(v2229);  // kernels/gemm/gemm_quant.cpp:77
-        const float v2235 = v2145 ? v2180 : v2192;  // kernels/gemm/gemm_tiles.hpp:370
-        const iron_bf16 v2238 = iron_f32_to_bf16(v2235);  // kernels/gemm/gemm_quant.cpp:77
-        const unsigned int v5773 = v2156 + v2197;
-        *reinterpret_cast<iron_bf16x8*>(out + v5773) = iron_bf16x8{{v2196, v2202, v2208, v2214, v2220, v2226, v2232, v2238}};
+      for (unsigned int v2148 = v2141; v2148 < 512u; v2148 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+        const unsigned int v2150 = v2148 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v2152 = v2150 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v2155 = v2150 >> 6u;
+        const unsigned int v2156 = v2155 * 72u;
+        const unsigned int v2157 = v2156 + v2152;
+        const unsigned int v2159 = v2157 + v2143;  // kernels/gemm/gemm_tiles.hpp:368
+        const unsigned int v2162 = v2157 + v2161;  // kernels/gemm/gemm_tiles.hpp:369
+        const iron_f32x4 v5771 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2159);  // kernels/gemm/gemm_tiles.hpp:372
+        const float v2165 = v5771.v[0];
+        const float v2168 = v5771.v[1];
+        const float v2171 = v5771.v[2];
+        const float v2174 = v5771.v[3];
+        const iron_f32x4 v5772 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2162);  // kernels/gemm/gemm_tiles.hpp:373
+        const float v2177 = v5772.v[0];
+        const float v2180 = v5772.v[1];
+        const float v2183 = v5772.v[2];
+        const float v2186 = v5772.v[3];
+        const unsigned int v2189 = v2139 + v2155;  // kernels/gemm/gemm_tiles.hpp:374
+        const unsigned int v2192 = v2134 + v2152;
+        const float v2193 = v2145 ? v2177 : v2165;  // kernels/gemm/gemm_tiles.hpp:376
+        const float v2194 = v2145 ? v2180 : v2168;
+        const float v2195 = v2145 ? v2183 : v2171;
+        const float v2196 = v2145 ? v2186 : v2174;
+        const float v2197 = v2145 ? v2165 : v2177;  // kernels/gemm/gemm_tiles.hpp:379
+        const float v2198 = v2145 ? v2168 : v2180;
+        const float v2199 = v2145 ? v2171 : v2183;
+        const float v2200 = v2145 ? v2174 : v2186;
+        const iron_bf16 v2203 = iron_f32_to_bf16(v2193);  // kernels/gemm/gemm_quant.cpp:77
+        const unsigned int v2204 = v2189 * v1;
+        const iron_bf16 v2208 = iron_f32_to_bf16(v2194);
+        const iron_bf16 v2213 = iron_f32_to_bf16(v2195);
+        const iron_bf16 v2218 = iron_f32_to_bf16(v2196);
+        const iron_bf16 v2223 = iron_f32_to_bf16(v2197);
+        const iron_bf16 v2228 = iron_f32_to_bf16(v2198);
+        const iron_bf16 v2233 = iron_f32_to_bf16(v2199);
+        const iron_bf16 v2238 = iron_f32_to_bf16(v2200);
+        const unsigned int v5773 = v2192 + v2204;
+        *reinterpret_cast<iron_bf16x8*>(out + v5773) = iron_bf16x8{{v2203, v2208, v2213, v2218, v2223, v2228, v2233, v2238}};
       }
     } else {
-      const unsigned int v2242 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
+      const unsigned int v2242 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:448
 
       #pragma unroll 1
-      for (unsigned int v2245 = v2242; v2245 < 4096u; v2245 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-        const unsigned int v2247 = v2245 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+      for (unsigned int v2245 = v2242; v2245 < 4096u; v2245 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+        const unsigned int v2247 = v2245 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
         const unsigned int v2248 = v2139 + v2247;
-        const unsigned int v2250 = v2245 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v2250 = v2245 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
         const unsigned int v2251 = v2134 + v2250;
-        const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:408
         const bool v2253 = v2251 < v1;
         const bool v2254 = v2252 && v2253;
         if (v2254) {
@@ -2266,6 +2266,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
   }
 }

@@ -690,7 +690,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
@@ -698,85 +698,85 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
   const unsigned int v432 = v1 & 7u;
   const bool v433 = v432 == 0u;
   const bool v434 = v429 && v433;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:442
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:462
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:424
-      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
-      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-      const unsigned int v481 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:445
+      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v475 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
       #pragma unroll 1
-      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-        const unsigned int v467 = v453 + v466;
-        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-        const unsigned int v470 = v448 + v469;
-        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-        const unsigned int v477 = v476 + v469;
-        const unsigned int v479 = v477 + v457;  // kernels/gemm/gemm_tiles.hpp:360
-        const unsigned int v482 = v477 + v481;  // kernels/gemm/gemm_tiles.hpp:361
-        const iron_f32x4 v2462 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:364
-        const float v485 = v2462.v[0];
-        const float v488 = v2462.v[1];
-        const float v491 = v2462.v[2];
-        const float v494 = v2462.v[3];
-        const iron_f32x4 v2463 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:365
-        const float v497 = v2463.v[0];
-        const float v500 = v2463.v[1];
-        const float v503 = v2463.v[2];
-        const float v506 = v2463.v[3];
-        const float v507 = v459 ? v497 : v485;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v510 = v507 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v511 = iron_f32_to_bf16(v510);
-        const unsigned int v512 = v467 * v1;
-        const float v514 = v459 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v517 = v514 * v3;  // kernels/gemm/gemm.cpp:70
+      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v466 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v469 = v464 >> 6u;
+        const unsigned int v470 = v469 * 72u;
+        const unsigned int v471 = v470 + v466;
+        const unsigned int v473 = v471 + v457;  // kernels/gemm/gemm_tiles.hpp:368
+        const unsigned int v476 = v471 + v475;  // kernels/gemm/gemm_tiles.hpp:369
+        const iron_f32x4 v2462 = *reinterpret_cast<const iron_f32x4*>(shm2 + v473);  // kernels/gemm/gemm_tiles.hpp:372
+        const float v479 = v2462.v[0];
+        const float v482 = v2462.v[1];
+        const float v485 = v2462.v[2];
+        const float v488 = v2462.v[3];
+        const iron_f32x4 v2463 = *reinterpret_cast<const iron_f32x4*>(shm2 + v476);  // kernels/gemm/gemm_tiles.hpp:373
+        const float v491 = v2463.v[0];
+        const float v494 = v2463.v[1];
+        const float v497 = v2463.v[2];
+        const float v500 = v2463.v[3];
+        const unsigned int v503 = v453 + v469;  // kernels/gemm/gemm_tiles.hpp:374
+        const unsigned int v506 = v448 + v466;
+        const float v507 = v459 ? v491 : v479;  // kernels/gemm/gemm_tiles.hpp:376
+        const float v508 = v459 ? v494 : v482;
+        const float v509 = v459 ? v497 : v485;
+        const float v510 = v459 ? v500 : v488;
+        const float v511 = v459 ? v479 : v491;  // kernels/gemm/gemm_tiles.hpp:379
+        const float v512 = v459 ? v482 : v494;
+        const float v513 = v459 ? v485 : v497;
+        const float v514 = v459 ? v488 : v500;
+        const float v517 = v507 * v3;  // kernels/gemm/gemm.cpp:70
         const iron_bf16 v518 = iron_f32_to_bf16(v517);
-        const float v521 = v459 ? v503 : v491;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v524 = v521 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v525 = iron_f32_to_bf16(v524);
-        const float v528 = v459 ? v506 : v494;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v531 = v528 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v532 = iron_f32_to_bf16(v531);
-        const float v535 = v459 ? v485 : v497;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v538 = v535 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v539 = iron_f32_to_bf16(v538);
-        const float v542 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v545 = v542 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v546 = iron_f32_to_bf16(v545);
-        const float v549 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v552 = v549 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v553 = iron_f32_to_bf16(v552);
-        const float v556 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v559 = v556 * v3;  // kernels/gemm/gemm.cpp:70
+        const unsigned int v519 = v503 * v1;
+        const float v523 = v508 * v3;
+        const iron_bf16 v524 = iron_f32_to_bf16(v523);
+        const float v529 = v509 * v3;
+        const iron_bf16 v530 = iron_f32_to_bf16(v529);
+        const float v535 = v510 * v3;
+        const iron_bf16 v536 = iron_f32_to_bf16(v535);
+        const float v541 = v511 * v3;
+        const iron_bf16 v542 = iron_f32_to_bf16(v541);
+        const float v547 = v512 * v3;
+        const iron_bf16 v548 = iron_f32_to_bf16(v547);
+        const float v553 = v513 * v3;
+        const iron_bf16 v554 = iron_f32_to_bf16(v553);
+        const float v559 = v514 * v3;
         const iron_bf16 v560 = iron_f32_to_bf16(v559);
-        const unsigned int v2464 = v470 + v512;
-        *reinterpret_cast<iron_bf16x8*>(out + v2464) = iron_bf16x8{{v511, v518, v525, v532, v539, v546, v553, v560}};
+        const unsigned int v2464 = v506 + v519;
+        *reinterpret_cast<iron_bf16x8*>(out + v2464) = iron_bf16x8{{v518, v524, v530, v536, v542, v548, v554, v560}};
       }
     } else {
-      const unsigned int v564 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
+      const unsigned int v564 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:448
 
       #pragma unroll 1
-      for (unsigned int v567 = v564; v567 < 4096u; v567 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-        const unsigned int v569 = v567 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+      for (unsigned int v567 = v564; v567 < 4096u; v567 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+        const unsigned int v569 = v567 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
         const unsigned int v570 = v453 + v569;
-        const unsigned int v572 = v567 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v572 = v567 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
         const unsigned int v573 = v448 + v572;
-        const bool v574 = v570 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v574 = v570 < v0;  // kernels/gemm/gemm_tiles.hpp:408
         const bool v575 = v573 < v1;
         const bool v576 = v574 && v575;
         if (v576) {
@@ -791,6 +791,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
   }
 }

@@ -692,7 +692,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
@@ -700,102 +700,102 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
   const unsigned int v432 = v1 & 7u;
   const bool v433 = v432 == 0u;
   const bool v434 = v429 && v433;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:442
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:462
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:424
-      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
-      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-      const unsigned int v481 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:445
+      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v475 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
       #pragma unroll 1
-      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-        const unsigned int v467 = v453 + v466;
-        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-        const unsigned int v470 = v448 + v469;
-        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-        const unsigned int v477 = v476 + v469;
-        const unsigned int v479 = v477 + v457;  // kernels/gemm/gemm_tiles.hpp:360
-        const unsigned int v482 = v477 + v481;  // kernels/gemm/gemm_tiles.hpp:361
-        const iron_f32x4 v2498 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:364
-        const float v485 = v2498.v[0];
-        const float v488 = v2498.v[1];
-        const float v491 = v2498.v[2];
-        const float v494 = v2498.v[3];
-        const iron_f32x4 v2499 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:365
-        const float v497 = v2499.v[0];
-        const float v500 = v2499.v[1];
-        const float v503 = v2499.v[2];
-        const float v506 = v2499.v[3];
-        const float v507 = v459 ? v497 : v485;  // kernels/gemm/gemm_tiles.hpp:367
-        const unsigned int v510 = v467 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-        const unsigned int v2500 = v470 + v510;  // kernels/gemm/gemm_epilogue.cpp:87
+      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v466 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v469 = v464 >> 6u;
+        const unsigned int v470 = v469 * 72u;
+        const unsigned int v471 = v470 + v466;
+        const unsigned int v473 = v471 + v457;  // kernels/gemm/gemm_tiles.hpp:368
+        const unsigned int v476 = v471 + v475;  // kernels/gemm/gemm_tiles.hpp:369
+        const iron_f32x4 v2498 = *reinterpret_cast<const iron_f32x4*>(shm2 + v473);  // kernels/gemm/gemm_tiles.hpp:372
+        const float v479 = v2498.v[0];
+        const float v482 = v2498.v[1];
+        const float v485 = v2498.v[2];
+        const float v488 = v2498.v[3];
+        const iron_f32x4 v2499 = *reinterpret_cast<const iron_f32x4*>(shm2 + v476);  // kernels/gemm/gemm_tiles.hpp:373
+        const float v491 = v2499.v[0];
+        const float v494 = v2499.v[1];
+        const float v497 = v2499.v[2];
+        const float v500 = v2499.v[3];
+        const unsigned int v503 = v453 + v469;  // kernels/gemm/gemm_tiles.hpp:374
+        const unsigned int v506 = v448 + v466;
+        const float v507 = v459 ? v491 : v479;  // kernels/gemm/gemm_tiles.hpp:376
+        const float v508 = v459 ? v494 : v482;
+        const float v509 = v459 ? v497 : v485;
+        const float v510 = v459 ? v500 : v488;
+        const float v511 = v459 ? v479 : v491;  // kernels/gemm/gemm_tiles.hpp:379
+        const float v512 = v459 ? v482 : v494;
+        const float v513 = v459 ? v485 : v497;
+        const float v514 = v459 ? v488 : v500;
+        const unsigned int v517 = v503 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+        const unsigned int v2500 = v506 + v517;  // kernels/gemm/gemm_epilogue.cpp:87
         const iron_bf16x8 v2501 = *reinterpret_cast<const iron_bf16x8*>(residual + v2500);
-        const iron_bf16 v512 = v2501.v[0];
-        const iron_bf16 v521 = v2501.v[1];
-        const iron_bf16 v530 = v2501.v[2];
-        const iron_bf16 v539 = v2501.v[3];
-        const iron_bf16 v548 = v2501.v[4];
-        const iron_bf16 v557 = v2501.v[5];
-        const iron_bf16 v566 = v2501.v[6];
+        const iron_bf16 v519 = v2501.v[0];
+        const iron_bf16 v527 = v2501.v[1];
+        const iron_bf16 v535 = v2501.v[2];
+        const iron_bf16 v543 = v2501.v[3];
+        const iron_bf16 v551 = v2501.v[4];
+        const iron_bf16 v559 = v2501.v[5];
+        const iron_bf16 v567 = v2501.v[6];
         const iron_bf16 v575 = v2501.v[7];
-        const float v513 = iron_to_f32(v512);
-        const float v514 = fmaf(v507, v3, v513);
-        const iron_bf16 v515 = iron_f32_to_bf16(v514);
-        const float v516 = v459 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v522 = iron_to_f32(v521);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v523 = fmaf(v516, v3, v522);
-        const iron_bf16 v524 = iron_f32_to_bf16(v523);
-        const float v525 = v459 ? v503 : v491;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v531 = iron_to_f32(v530);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v532 = fmaf(v525, v3, v531);
-        const iron_bf16 v533 = iron_f32_to_bf16(v532);
-        const float v534 = v459 ? v506 : v494;  // kernels/gemm/gemm_tiles.hpp:367
-        const float v540 = iron_to_f32(v539);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v541 = fmaf(v534, v3, v540);
-        const iron_bf16 v542 = iron_f32_to_bf16(v541);
-        const float v543 = v459 ? v485 : v497;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v549 = iron_to_f32(v548);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v550 = fmaf(v543, v3, v549);
-        const iron_bf16 v551 = iron_f32_to_bf16(v550);
-        const float v552 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v558 = iron_to_f32(v557);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v559 = fmaf(v552, v3, v558);
-        const iron_bf16 v560 = iron_f32_to_bf16(v559);
-        const float v561 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v567 = iron_to_f32(v566);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v568 = fmaf(v561, v3, v567);
-        const iron_bf16 v569 = iron_f32_to_bf16(v568);
-        const float v570 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:370
-        const float v576 = iron_to_f32(v575);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v577 = fmaf(v570, v3, v576);
+        const float v520 = iron_to_f32(v519);
+        const float v521 = fmaf(v507, v3, v520);
+        const iron_bf16 v522 = iron_f32_to_bf16(v521);
+        const float v528 = iron_to_f32(v527);
+        const float v529 = fmaf(v508, v3, v528);
+        const iron_bf16 v530 = iron_f32_to_bf16(v529);
+        const float v536 = iron_to_f32(v535);
+        const float v537 = fmaf(v509, v3, v536);
+        const iron_bf16 v538 = iron_f32_to_bf16(v537);
+        const float v544 = iron_to_f32(v543);
+        const float v545 = fmaf(v510, v3, v544);
+        const iron_bf16 v546 = iron_f32_to_bf16(v545);
+        const float v552 = iron_to_f32(v551);
+        const float v553 = fmaf(v511, v3, v552);
+        const iron_bf16 v554 = iron_f32_to_bf16(v553);
+        const float v560 = iron_to_f32(v559);
+        const float v561 = fmaf(v512, v3, v560);
+        const iron_bf16 v562 = iron_f32_to_bf16(v561);
+        const float v568 = iron_to_f32(v567);
+        const float v569 = fmaf(v513, v3, v568);
+        const iron_bf16 v570 = iron_f32_to_bf16(v569);
+        const float v576 = iron_to_f32(v575);
+        const float v577 = fmaf(v514, v3, v576);
         const iron_bf16 v578 = iron_f32_to_bf16(v577);
-        *reinterpret_cast<iron_bf16x8*>(out + v2500) = iron_bf16x8{{v515, v524, v533, v542, v551, v560, v569, v578}};  // kernels/gemm/gemm_epilogue.cpp:86
+        *reinterpret_cast<iron_bf16x8*>(out + v2500) = iron_bf16x8{{v522, v530, v538, v546, v554, v562, v570, v578}};  // kernels/gemm/gemm_epilogue.cpp:86
       }
     } else {
-      const unsigned int v580 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
+      const unsigned int v580 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:448
 
       #pragma unroll 1
-      for (unsigned int v583 = v580; v583 < 4096u; v583 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-        const unsigned int v585 = v583 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+      for (unsigned int v583 = v580; v583 < 4096u; v583 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+        const unsigned int v585 = v583 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
         const unsigned int v586 = v453 + v585;
-        const unsigned int v588 = v583 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v588 = v583 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
         const unsigned int v589 = v448 + v588;
-        const bool v590 = v586 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v590 = v586 < v0;  // kernels/gemm/gemm_tiles.hpp:408
         const bool v591 = v589 < v1;
         const bool v592 = v590 && v591;
         if (v592) {
@@ -812,6 +812,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
   }
 }

@@ -276,2961 +276,2961 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v26 = v25 << 8u;
-  unsigned int v345 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:619
-  const unsigned int v348 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:505
-  const bool v349 = v348 < 8u;
-  const unsigned int v352 = v348 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
-  iron_frag<float, 2, 16, 128> v354;
-  iron_frag_fill(v354, 0.0f);
-  const unsigned int v357 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
-  const bool v358 = v357 == v345;
-  const unsigned int v361 = v1 & 7u;
-  const bool v362 = v361 == v345;
-  const bool v363 = v358 && v362;
-  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:528
-    const bool v3555 = v345 < v2;  // kernels/gemm/gemm_warpgroup.hpp:529
-    if (v3555) {
-      const unsigned int v3559 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
-      const unsigned int v3562 = v348 << 5u;
-      const unsigned int v3563 = v3562 + v3559;
-      const unsigned int v3564 = v3563 >> 3u;
-      const unsigned int v3565 = v3563 & 7u;
-      const unsigned int v3566 = v3565 << 3u;
-      const unsigned int v3567 = v22 + v3564;
-      const bool v3569 = v3567 < v0;
-      const bool v3570 = v3566 < v2;
-      const bool v3571 = v3569 && v3570;
-      const unsigned int v3572 = v3567 * v2;
-      const unsigned int v3573 = v3572 + v3566;
-      const unsigned int v3574 = v3571 ? v3573 : v345;
-      const unsigned int v3575 = v3564 << 6u;
-      const unsigned int v3577 = v3575 + v3566;
-      iron_copy_async<16>(shm3 + (v3577 ^ (((v3577 >> 6u) & 7u) << 3u)), a + v3574, v3571);
-      const unsigned int v3579 = v3563 + 384u;
-      const unsigned int v3580 = v3579 >> 3u;
-      const unsigned int v3581 = v3579 & 7u;
-      const unsigned int v3582 = v3581 << 3u;
-      const unsigned int v3583 = v22 + v3580;
-      const bool v3585 = v3583 < v0;
-      const bool v3586 = v3582 < v2;
-      const bool v3587 = v3585 && v3586;
-      const unsigned int v3588 = v3583 * v2;
-      const unsigned int v3589 = v3588 + v3582;
-      const unsigned int v3590 = v3587 ? v3589 : v345;
-      const unsigned int v3591 = v3580 << 6u;
-      const unsigned int v3593 = v3591 + v3582;
-      iron_copy_async<16>(shm3 + (v3593 ^ (((v3593 >> 6u) & 7u) << 3u)), a + v3590, v3587);
-      const unsigned int v3595 = v3563 + 768u;
-      const bool v3597 = v3595 < 1024u;
-      if (v3597) {
-        const unsigned int v3598 = v3595 >> 3u;
-        const unsigned int v3599 = v3595 & 7u;
-        const unsigned int v3600 = v3599 << 3u;
-        const unsigned int v3601 = v22 + v3598;
-        const bool v3603 = v3601 < v0;
-        const bool v3604 = v3600 < v2;
-        const bool v3605 = v3603 && v3604;
-        const unsigned int v3606 = v3601 * v2;
-        const unsigned int v3607 = v3606 + v3600;
-        const unsigned int v3608 = v3605 ? v3607 : v345;
-        const unsigned int v3609 = v3598 << 6u;
-        const unsigned int v3611 = v3609 + v3600;
-        iron_copy_async<16>(shm3 + (v3611 ^ (((v3611 >> 6u) & 7u) << 3u)), a + v3608, v3605);
+  unsigned int v446 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:620
+  const unsigned int v449 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:506
+  const bool v450 = v449 < 8u;
+  const unsigned int v453 = v449 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:424
+  iron_frag<float, 2, 16, 128> v455;
+  iron_frag_fill(v455, 0.0f);
+  const unsigned int v458 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
+  const bool v459 = v458 == v446;
+  const unsigned int v462 = v1 & 7u;
+  const bool v463 = v462 == v446;
+  const bool v464 = v459 && v463;
+  if (v464) {  // kernels/gemm/gemm_warpgroup.hpp:529
+    const bool v3656 = v446 < v2;  // kernels/gemm/gemm_warpgroup.hpp:530
+    if (v3656) {
+      const unsigned int v3660 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
+      const unsigned int v3663 = v449 << 5u;
+      const unsigned int v3664 = v3663 + v3660;
+      const unsigned int v3665 = v3664 >> 3u;
+      const unsigned int v3666 = v3664 & 7u;
+      const unsigned int v3667 = v3666 << 3u;
+      const unsigned int v3668 = v22 + v3665;
+      const bool v3670 = v3668 < v0;
+      const bool v3671 = v3667 < v2;
+      const bool v3672 = v3670 && v3671;
+      const unsigned int v3673 = v3668 * v2;
+      const unsigned int v3674 = v3673 + v3667;
+      const unsigned int v3675 = v3672 ? v3674 : v446;
+      const unsigned int v3676 = v3665 << 6u;
+      const unsigned int v3678 = v3676 + v3667;
+      iron_copy_async<16>(shm3 + (v3678 ^ (((v3678 >> 6u) & 7u) << 3u)), a + v3675, v3672);
+      const unsigned int v3680 = v3664 + 384u;
+      const unsigned int v3681 = v3680 >> 3u;
+      const unsigned int v3682 = v3680 & 7u;
+      const unsigned int v3683 = v3682 << 3u;
+      const unsigned int v3684 = v22 + v3681;
+      const bool v3686 = v3684 < v0;
+      const bool v3687 = v3683 < v2;
+      const bool v3688 = v3686 && v3687;
+      const unsigned int v3689 = v3684 * v2;
+      const unsigned int v3690 = v3689 + v3683;
+      const unsigned int v3691 = v3688 ? v3690 : v446;
+      const unsigned int v3692 = v3681 << 6u;
+      const unsigned int v3694 = v3692 + v3683;
+      iron_copy_async<16>(shm3 + (v3694 ^ (((v3694 >> 6u) & 7u) << 3u)), a + v3691, v3688);
+      const unsigned int v3696 = v3664 + 768u;
+      const bool v3698 = v3696 < 1024u;
+      if (v3698) {
+        const unsigned int v3699 = v3696 >> 3u;
+        const unsigned int v3700 = v3696 & 7u;
+        const unsigned int v3701 = v3700 << 3u;
+        const unsigned int v3702 = v22 + v3699;
+        const bool v3704 = v3702 < v0;
+        const bool v3705 = v3701 < v2;
+        const bool v3706 = v3704 && v3705;
+        const unsigned int v3707 = v3702 * v2;
+        const unsigned int v3708 = v3707 + v3701;
+        const unsigned int v3709 = v3706 ? v3708 : v446;
+        const unsigned int v3710 = v3699 << 6u;
+        const unsigned int v3712 = v3710 + v3701;
+        iron_copy_async<16>(shm3 + (v3712 ^ (((v3712 >> 6u) & 7u) << 3u)), a + v3709, v3706);
       }
-      const unsigned int v3613 = v3563 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3615 = v3563 & 15u;
-      const unsigned int v3616 = v3615 << 3u;
-      const unsigned int v3618 = v26 + v3616;
-      const bool v3619 = v3613 < v2;
-      const bool v3620 = v3618 < v1;
-      const bool v3621 = v3619 && v3620;
-      const unsigned int v3622 = v3613 * v1;
-      const unsigned int v3623 = v3622 + v3618;
-      const unsigned int v3624 = v3621 ? v3623 : v345;
-      const unsigned int v3625 = v3613 << 7u;
-      const unsigned int v3627 = v3625 + v3616;
-      iron_copy_async<16>(shm4 + v3627, b + v3624, v3621);
-      const unsigned int v3628 = v3579 >> 4u;
-      const unsigned int v3629 = v3579 & 15u;
-      const unsigned int v3630 = v3629 << 3u;
-      const unsigned int v3632 = v26 + v3630;
-      const bool v3633 = v3628 < v2;
-      const bool v3634 = v3632 < v1;
-      const bool v3635 = v3633 && v3634;
-      const unsigned int v3636 = v3628 * v1;
-      const unsigned int v3637 = v3636 + v3632;
-      const unsigned int v3638 = v3635 ? v3637 : v345;
-      const unsigned int v3639 = v3628 << 7u;
-      const unsigned int v3641 = v3639 + v3630;
-      iron_copy_async<16>(shm4 + v3641, b + v3638, v3635);
-      if (v3597) {
-        const unsigned int v3642 = v3595 >> 4u;
-        const unsigned int v3643 = v3595 & 15u;
-        const unsigned int v3644 = v3643 << 3u;
-        const unsigned int v3646 = v26 + v3644;
-        const bool v3647 = v3642 < v2;
-        const bool v3648 = v3646 < v1;
-        const bool v3649 = v3647 && v3648;
-        const unsigned int v3650 = v3642 * v1;
-        const unsigned int v3651 = v3650 + v3646;
-        const unsigned int v3652 = v3649 ? v3651 : v345;
-        const unsigned int v3653 = v3642 << 7u;
-        const unsigned int v3655 = v3653 + v3644;
-        iron_copy_async<16>(shm4 + v3655, b + v3652, v3649);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
-    const bool v3658 = 64u < v2;
-    if (v3658) {
-      const unsigned int v3662 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
-      const unsigned int v3665 = v348 << 5u;
-      const unsigned int v3666 = v3665 + v3662;
-      const unsigned int v3667 = v3666 >> 3u;
-      const unsigned int v3668 = v3666 & 7u;
-      const unsigned int v3669 = v3668 << 3u;
-      const unsigned int v3670 = v22 + v3667;
-      const unsigned int v3671 = 64u + v3669;
-      const bool v3672 = v3670 < v0;
-      const bool v3673 = v3671 < v2;
-      const bool v3674 = v3672 && v3673;
-      const unsigned int v3675 = v3670 * v2;
-      const unsigned int v3676 = v3675 + v3671;
-      const unsigned int v3677 = v3674 ? v3676 : v345;
-      const unsigned int v3678 = v3667 << 6u;
-      const unsigned int v3679 = 8192u + v3678;
-      const unsigned int v3680 = v3679 + v3669;
-      iron_copy_async<16>(shm3 + (v3680 ^ (((v3680 >> 6u) & 7u) << 3u)), a + v3677, v3674);
-      const unsigned int v3682 = v3666 + 384u;
-      const unsigned int v3683 = v3682 >> 3u;
-      const unsigned int v3684 = v3682 & 7u;
-      const unsigned int v3685 = v3684 << 3u;
-      const unsigned int v3686 = v22 + v3683;
-      const unsigned int v3687 = 64u + v3685;
-      const bool v3688 = v3686 < v0;
-      const bool v3689 = v3687 < v2;
-      const bool v3690 = v3688 && v3689;
-      const unsigned int v3691 = v3686 * v2;
-      const unsigned int v3692 = v3691 + v3687;
-      const unsigned int v3693 = v3690 ? v3692 : v345;
-      const unsigned int v3694 = v3683 << 6u;
-      const unsigned int v3695 = 8192u + v3694;
-      const unsigned int v3696 = v3695 + v3685;
-      iron_copy_async<16>(shm3 + (v3696 ^ (((v3696 >> 6u) & 7u) << 3u)), a + v3693, v3690);
-      const unsigned int v3698 = v3666 + 768u;
-      const bool v3700 = v3698 < 1024u;
-      if (v3700) {
-        const unsigned int v3701 = v3698 >> 3u;
-        const unsigned int v3702 = v3698 & 7u;
-        const unsigned int v3703 = v3702 << 3u;
-        const unsigned int v3704 = v22 + v3701;
-        const unsigned int v3705 = 64u + v3703;
-        const bool v3706 = v3704 < v0;
-        const bool v3707 = v3705 < v2;
-        const bool v3708 = v3706 && v3707;
-        const unsigned int v3709 = v3704 * v2;
-        const unsigned int v3710 = v3709 + v3705;
-        const unsigned int v3711 = v3708 ? v3710 : v345;
-        const unsigned int v3712 = v3701 << 6u;
-        const unsigned int v3713 = 8192u + v3712;
-        const unsigned int v3714 = v3713 + v3703;
-        iron_copy_async<16>(shm3 + (v3714 ^ (((v3714 >> 6u) & 7u) << 3u)), a + v3711, v3708);
-      }
-      const unsigned int v3716 = v3666 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3718 = v3666 & 15u;
-      const unsigned int v3719 = v3718 << 3u;
-      const unsigned int v3720 = 64u + v3716;
-      const unsigned int v3721 = v26 + v3719;
-      const bool v3722 = v3720 < v2;
-      const bool v3723 = v3721 < v1;
-      const bool v3724 = v3722 && v3723;
-      const unsigned int v3725 = v3720 * v1;
-      const unsigned int v3726 = v3725 + v3721;
-      const unsigned int v3727 = v3724 ? v3726 : v345;
-      const unsigned int v3728 = v3716 << 7u;
-      const unsigned int v3729 = 8192u + v3728;
-      const unsigned int v3730 = v3729 + v3719;
-      iron_copy_async<16>(shm4 + v3730, b + v3727, v3724);
-      const unsigned int v3731 = v3682 >> 4u;
-      const unsigned int v3732 = v3682 & 15u;
-      const unsigned int v3733 = v3732 << 3u;
-      const unsigned int v3734 = 64u + v3731;
-      const unsigned int v3735 = v26 + v3733;
-      const bool v3736 = v3734 < v2;
-      const bool v3737 = v3735 < v1;
-      const bool v3738 = v3736 && v3737;
-      const unsigned int v3739 = v3734 * v1;
-      const unsigned int v3740 = v3739 + v3735;
-      const unsigned int v3741 = v3738 ? v3740 : v345;
-      const unsigned int v3742 = v3731 << 7u;
-      const unsigned int v3743 = 8192u + v3742;
-      const unsigned int v3744 = v3743 + v3733;
-      iron_copy_async<16>(shm4 + v3744, b + v3741, v3738);
-      if (v3700) {
-        const unsigned int v3745 = v3698 >> 4u;
-        const unsigned int v3746 = v3698 & 15u;
-        const unsigned int v3747 = v3746 << 3u;
-        const unsigned int v3748 = 64u + v3745;
-        const unsigned int v3749 = v26 + v3747;
-        const bool v3750 = v3748 < v2;
-        const bool v3751 = v3749 < v1;
-        const bool v3752 = v3750 && v3751;
-        const unsigned int v3753 = v3748 * v1;
-        const unsigned int v3754 = v3753 + v3749;
-        const unsigned int v3755 = v3752 ? v3754 : v345;
-        const unsigned int v3756 = v3745 << 7u;
-        const unsigned int v3757 = 8192u + v3756;
-        const unsigned int v3758 = v3757 + v3747;
-        iron_copy_async<16>(shm4 + v3758, b + v3755, v3752);
+      const unsigned int v3714 = v3664 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3716 = v3664 & 15u;
+      const unsigned int v3717 = v3716 << 3u;
+      const unsigned int v3719 = v26 + v3717;
+      const bool v3720 = v3714 < v2;
+      const bool v3721 = v3719 < v1;
+      const bool v3722 = v3720 && v3721;
+      const unsigned int v3723 = v3714 * v1;
+      const unsigned int v3724 = v3723 + v3719;
+      const unsigned int v3725 = v3722 ? v3724 : v446;
+      const unsigned int v3726 = v3714 << 7u;
+      const unsigned int v3728 = v3726 + v3717;
+      iron_copy_async<16>(shm4 + v3728, b + v3725, v3722);
+      const unsigned int v3729 = v3680 >> 4u;
+      const unsigned int v3730 = v3680 & 15u;
+      const unsigned int v3731 = v3730 << 3u;
+      const unsigned int v3733 = v26 + v3731;
+      const bool v3734 = v3729 < v2;
+      const bool v3735 = v3733 < v1;
+      const bool v3736 = v3734 && v3735;
+      const unsigned int v3737 = v3729 * v1;
+      const unsigned int v3738 = v3737 + v3733;
+      const unsigned int v3739 = v3736 ? v3738 : v446;
+      const unsigned int v3740 = v3729 << 7u;
+      const unsigned int v3742 = v3740 + v3731;
+      iron_copy_async<16>(shm4 + v3742, b + v3739, v3736);
+      if (v3698) {
+        const unsigned int v3743 = v3696 >> 4u;
+        const unsigned int v3744 = v3696 & 15u;
+        const unsigned int v3745 = v3744 << 3u;
+        const unsigned int v3747 = v26 + v3745;
+        const bool v3748 = v3743 < v2;
+        const bool v3749 = v3747 < v1;
+        const bool v3750 = v3748 && v3749;
+        const unsigned int v3751 = v3743 * v1;
+        const unsigned int v3752 = v3751 + v3747;
+        const unsigned int v3753 = v3750 ? v3752 : v446;
+        const unsigned int v3754 = v3743 << 7u;
+        const unsigned int v3756 = v3754 + v3745;
+        iron_copy_async<16>(shm4 + v3756, b + v3753, v3750);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
+    const bool v3759 = 64u < v2;
+    if (v3759) {
+      const unsigned int v3763 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
+      const unsigned int v3766 = v449 << 5u;
+      const unsigned int v3767 = v3766 + v3763;
+      const unsigned int v3768 = v3767 >> 3u;
+      const unsigned int v3769 = v3767 & 7u;
+      const unsigned int v3770 = v3769 << 3u;
+      const unsigned int v3771 = v22 + v3768;
+      const unsigned int v3772 = 64u + v3770;
+      const bool v3773 = v3771 < v0;
+      const bool v3774 = v3772 < v2;
+      const bool v3775 = v3773 && v3774;
+      const unsigned int v3776 = v3771 * v2;
+      const unsigned int v3777 = v3776 + v3772;
+      const unsigned int v3778 = v3775 ? v3777 : v446;
+      const unsigned int v3779 = v3768 << 6u;
+      const unsigned int v3780 = 8192u + v3779;
+      const unsigned int v3781 = v3780 + v3770;
+      iron_copy_async<16>(shm3 + (v3781 ^ (((v3781 >> 6u) & 7u) << 3u)), a + v3778, v3775);
+      const unsigned int v3783 = v3767 + 384u;
+      const unsigned int v3784 = v3783 >> 3u;
+      const unsigned int v3785 = v3783 & 7u;
+      const unsigned int v3786 = v3785 << 3u;
+      const unsigned int v3787 = v22 + v3784;
+      const unsigned int v3788 = 64u + v3786;
+      const bool v3789 = v3787 < v0;
+      const bool v3790 = v3788 < v2;
+      const bool v3791 = v3789 && v3790;
+      const unsigned int v3792 = v3787 * v2;
+      const unsigned int v3793 = v3792 + v3788;
+      const unsigned int v3794 = v3791 ? v3793 : v446;
+      const unsigned int v3795 = v3784 << 6u;
+      const unsigned int v3796 = 8192u + v3795;
+      const unsigned int v3797 = v3796 + v3786;
+      iron_copy_async<16>(shm3 + (v3797 ^ (((v3797 >> 6u) & 7u) << 3u)), a + v3794, v3791);
+      const unsigned int v3799 = v3767 + 768u;
+      const bool v3801 = v3799 < 1024u;
+      if (v3801) {
+        const unsigned int v3802 = v3799 >> 3u;
+        const unsigned int v3803 = v3799 & 7u;
+        const unsigned int v3804 = v3803 << 3u;
+        const unsigned int v3805 = v22 + v3802;
+        const unsigned int v3806 = 64u + v3804;
+        const bool v3807 = v3805 < v0;
+        const bool v3808 = v3806 < v2;
+        const bool v3809 = v3807 && v3808;
+        const unsigned int v3810 = v3805 * v2;
+        const unsigned int v3811 = v3810 + v3806;
+        const unsigned int v3812 = v3809 ? v3811 : v446;
+        const unsigned int v3813 = v3802 << 6u;
+        const unsigned int v3814 = 8192u + v3813;
+        const unsigned int v3815 = v3814 + v3804;
+        iron_copy_async<16>(shm3 + (v3815 ^ (((v3815 >> 6u) & 7u) << 3u)), a + v3812, v3809);
+      }
+      const unsigned int v3817 = v3767 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3819 = v3767 & 15u;
+      const unsigned int v3820 = v3819 << 3u;
+      const unsigned int v3821 = 64u + v3817;
+      const unsigned int v3822 = v26 + v3820;
+      const bool v3823 = v3821 < v2;
+      const bool v3824 = v3822 < v1;
+      const bool v3825 = v3823 && v3824;
+      const unsigned int v3826 = v3821 * v1;
+      const unsigned int v3827 = v3826 + v3822;
+      const unsigned int v3828 = v3825 ? v3827 : v446;
+      const unsigned int v3829 = v3817 << 7u;
+      const unsigned int v3830 = 8192u + v3829;
+      const unsigned int v3831 = v3830 + v3820;
+      iron_copy_async<16>(shm4 + v3831, b + v3828, v3825);
+      const unsigned int v3832 = v3783 >> 4u;
+      const unsigned int v3833 = v3783 & 15u;
+      const unsigned int v3834 = v3833 << 3u;
+      const unsigned int v3835 = 64u + v3832;
+      const unsigned int v3836 = v26 + v3834;
+      const bool v3837 = v3835 < v2;
+      const bool v3838 = v3836 < v1;
+      const bool v3839 = v3837 && v3838;
+      const unsigned int v3840 = v3835 * v1;
+      const unsigned int v3841 = v3840 + v3836;
+      const unsigned int v3842 = v3839 ? v3841 : v446;
+      const unsigned int v3843 = v3832 << 7u;
+      const unsigned int v3844 = 8192u + v3843;
+      const unsigned int v3845 = v3844 + v3834;
+      iron_copy_async<16>(shm4 + v3845, b + v3842, v3839);
+      if (v3801) {
+        const unsigned int v3846 = v3799 >> 4u;
+        const unsigned int v3847 = v3799 & 15u;
+        const unsigned int v3848 = v3847 << 3u;
+        const unsigned int v3849 = 64u + v3846;
+        const unsigned int v3850 = v26 + v3848;
+        const bool v3851 = v3849 < v2;
+        const bool v3852 = v3850 < v1;
+        const bool v3853 = v3851 && v3852;
+        const unsigned int v3854 = v3849 * v1;
+        const unsigned int v3855 = v3854 + v3850;
+        const unsigned int v3856 = v3853 ? v3855 : v446;
+        const unsigned int v3857 = v3846 << 7u;
+        const unsigned int v3858 = 8192u + v3857;
+        const unsigned int v3859 = v3858 + v3848;
+        iron_copy_async<16>(shm4 + v3859, b + v3856, v3853);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
 
-    for (unsigned int v2672 = v345; v2672 < v2; v2672 += 64u) {
-      const unsigned int v2674 = v2672 >> 6u;
-      const unsigned int v2676 = v2674 % 3u;
+    for (unsigned int v2773 = v446; v2773 < v2; v2773 += 64u) {
+      const unsigned int v2775 = v2773 >> 6u;
+      const unsigned int v2777 = v2775 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v349) {
-        const unsigned int v2678 = v2676 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v2685 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
-        const unsigned int v2686 = v2685 << 6u;
-        const unsigned int v2687 = v2678 + v2686;
-        const unsigned int v3173 = v348 & 3u;
-        const unsigned int v3175 = v3173 << 4u;
-        const unsigned int v3177 = v3175 << 6u;
-        const unsigned int v3179 = v2687 + v3177;
-        iron_frag<iron_bf16, 0, 16, 16> v3188;
-        iron_frag_fill(v3188, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3188, shm3, v3179, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3190;
-        iron_frag_fill(v3190, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3190, shm4, v2678, 128u);
-        iron_frag_mma_sync(v354, v3188, v3190);
-        const unsigned int v3192 = v3179 + 16u;
-        const unsigned int v3197 = v2678 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v3199;
-        iron_frag_fill(v3199, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3199, shm3, v3192, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3201;
-        iron_frag_fill(v3201, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3201, shm4, v3197, 128u);
-        iron_frag_mma_sync(v354, v3199, v3201);
-        const unsigned int v3203 = v3179 + 32u;
-        const unsigned int v3208 = v2678 + 4096u;
-        iron_frag<iron_bf16, 0, 16, 16> v3210;
-        iron_frag_fill(v3210, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3210, shm3, v3203, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3212;
-        iron_frag_fill(v3212, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3212, shm4, v3208, 128u);
-        iron_frag_mma_sync(v354, v3210, v3212);
-        const unsigned int v3214 = v3179 + 48u;
-        const unsigned int v3219 = v2678 + 6144u;
-        iron_frag<iron_bf16, 0, 16, 16> v3221;
-        iron_frag_fill(v3221, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3221, shm3, v3214, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3223;
-        iron_frag_fill(v3223, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3223, shm4, v3219, 128u);
-        iron_frag_mma_sync(v354, v3221, v3223);
+      if (v450) {
+        const unsigned int v2779 = v2777 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:537
+        const unsigned int v2786 = v453 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:461
+        const unsigned int v2787 = v2786 << 6u;
+        const unsigned int v2788 = v2779 + v2787;
+        const unsigned int v3274 = v449 & 3u;
+        const unsigned int v3276 = v3274 << 4u;
+        const unsigned int v3278 = v3276 << 6u;
+        const unsigned int v3280 = v2788 + v3278;
+        iron_frag<iron_bf16, 0, 16, 16> v3289;
+        iron_frag_fill(v3289, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3289, shm3, v3280, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3291;
+        iron_frag_fill(v3291, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3291, shm4, v2779, 128u);
+        iron_frag_mma_sync(v455, v3289, v3291);
+        const unsigned int v3293 = v3280 + 16u;
+        const unsigned int v3298 = v2779 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v3300;
+        iron_frag_fill(v3300, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3300, shm3, v3293, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3302;
+        iron_frag_fill(v3302, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3302, shm4, v3298, 128u);
+        iron_frag_mma_sync(v455, v3300, v3302);
+        const unsigned int v3304 = v3280 + 32u;
+        const unsigned int v3309 = v2779 + 4096u;
+        iron_frag<iron_bf16, 0, 16, 16> v3311;
+        iron_frag_fill(v3311, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3311, shm3, v3304, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3313;
+        iron_frag_fill(v3313, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3313, shm4, v3309, 128u);
+        iron_frag_mma_sync(v455, v3311, v3313);
+        const unsigned int v3315 = v3280 + 48u;
+        const unsigned int v3320 = v2779 + 6144u;
+        iron_frag<iron_bf16, 0, 16, 16> v3322;
+        iron_frag_fill(v3322, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3322, shm3, v3315, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3324;
+        iron_frag_fill(v3324, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3324, shm4, v3320, 128u);
+        iron_frag_mma_sync(v455, v3322, v3324);
       }
-      const unsigned int v2694 = v2672 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:529
-      const unsigned int v2696 = v2674 + 2u;
-      const unsigned int v2697 = v2696 % 3u;
-      const bool v2698 = v2694 < v2;
-      if (v2698) {
-        const unsigned int v2700 = v2697 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
-        const unsigned int v2703 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
-        const unsigned int v2705 = v348 << 5u;
-        const unsigned int v2706 = v2705 + v2703;
-        const unsigned int v2710 = v2706 >> 3u;
-        const unsigned int v2712 = v2706 & 7u;
-        const unsigned int v2714 = v2712 << 3u;
-        const unsigned int v2715 = v22 + v2710;
-        const unsigned int v2716 = v2694 + v2714;
-        const bool v2717 = v2715 < v0;
-        const bool v2718 = v2716 < v2;
-        const bool v2719 = v2717 && v2718;
-        const unsigned int v2720 = v2715 * v2;
-        const unsigned int v2722 = v2720 + v2716;
-        const unsigned int v2723 = v2719 ? v2722 : v345;
-        const unsigned int v2725 = v2710 << 6u;
-        const unsigned int v2726 = v2700 + v2725;
-        const unsigned int v2727 = v2726 + v2714;
-        iron_copy_async<16>(shm3 + (v2727 ^ (((v2727 >> 6u) & 7u) << 3u)), a + v2723, v2719);
-        const unsigned int v2729 = v2706 + 384u;
-        const unsigned int v2731 = v2729 >> 3u;
-        const unsigned int v2733 = v2729 & 7u;
-        const unsigned int v2735 = v2733 << 3u;
-        const unsigned int v2736 = v22 + v2731;
-        const unsigned int v2737 = v2694 + v2735;
-        const bool v2738 = v2736 < v0;
-        const bool v2739 = v2737 < v2;
-        const bool v2740 = v2738 && v2739;
-        const unsigned int v2741 = v2736 * v2;
-        const unsigned int v2743 = v2741 + v2737;
-        const unsigned int v2744 = v2740 ? v2743 : v345;
-        const unsigned int v2746 = v2731 << 6u;
-        const unsigned int v2747 = v2700 + v2746;
-        const unsigned int v2748 = v2747 + v2735;
-        iron_copy_async<16>(shm3 + (v2748 ^ (((v2748 >> 6u) & 7u) << 3u)), a + v2744, v2740);
-        const unsigned int v2750 = v2706 + 768u;
-        const bool v2752 = v2750 < 1024u;
-        if (v2752) {
-          const unsigned int v2754 = v2750 >> 3u;
-          const unsigned int v2756 = v2750 & 7u;
-          const unsigned int v2758 = v2756 << 3u;
-          const unsigned int v2759 = v22 + v2754;
-          const unsigned int v2760 = v2694 + v2758;
-          const bool v2761 = v2759 < v0;
-          const bool v2762 = v2760 < v2;
-          const bool v2763 = v2761 && v2762;
-          const unsigned int v2764 = v2759 * v2;
-          const unsigned int v2766 = v2764 + v2760;
-          const unsigned int v2767 = v2763 ? v2766 : v345;
-          const unsigned int v2769 = v2754 << 6u;
-          const unsigned int v2770 = v2700 + v2769;
-          const unsigned int v2771 = v2770 + v2758;
-          iron_copy_async<16>(shm3 + (v2771 ^ (((v2771 >> 6u) & 7u) << 3u)), a + v2767, v2763);
+      const unsigned int v2795 = v2773 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:530
+      const unsigned int v2797 = v2775 + 2u;
+      const unsigned int v2798 = v2797 % 3u;
+      const bool v2799 = v2795 < v2;
+      if (v2799) {
+        const unsigned int v2801 = v2798 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:533
+        const unsigned int v2804 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
+        const unsigned int v2806 = v449 << 5u;
+        const unsigned int v2807 = v2806 + v2804;
+        const unsigned int v2811 = v2807 >> 3u;
+        const unsigned int v2813 = v2807 & 7u;
+        const unsigned int v2815 = v2813 << 3u;
+        const unsigned int v2816 = v22 + v2811;
+        const unsigned int v2817 = v2795 + v2815;
+        const bool v2818 = v2816 < v0;
+        const bool v2819 = v2817 < v2;
+        const bool v2820 = v2818 && v2819;
+        const unsigned int v2821 = v2816 * v2;
+        const unsigned int v2823 = v2821 + v2817;
+        const unsigned int v2824 = v2820 ? v2823 : v446;
+        const unsigned int v2826 = v2811 << 6u;
+        const unsigned int v2827 = v2801 + v2826;
+        const unsigned int v2828 = v2827 + v2815;
+        iron_copy_async<16>(shm3 + (v2828 ^ (((v2828 >> 6u) & 7u) << 3u)), a + v2824, v2820);
+        const unsigned int v2830 = v2807 + 384u;
+        const unsigned int v2832 = v2830 >> 3u;
+        const unsigned int v2834 = v2830 & 7u;
+        const unsigned int v2836 = v2834 << 3u;
+        const unsigned int v2837 = v22 + v2832;
+        const unsigned int v2838 = v2795 + v2836;
+        const bool v2839 = v2837 < v0;
+        const bool v2840 = v2838 < v2;
+        const bool v2841 = v2839 && v2840;
+        const unsigned int v2842 = v2837 * v2;
+        const unsigned int v2844 = v2842 + v2838;
+        const unsigned int v2845 = v2841 ? v2844 : v446;
+        const unsigned int v2847 = v2832 << 6u;
+        const unsigned int v2848 = v2801 + v2847;
+        const unsigned int v2849 = v2848 + v2836;
+        iron_copy_async<16>(shm3 + (v2849 ^ (((v2849 >> 6u) & 7u) << 3u)), a + v2845, v2841);
+        const unsigned int v2851 = v2807 + 768u;
+        const bool v2853 = v2851 < 1024u;
+        if (v2853) {
+          const unsigned int v2855 = v2851 >> 3u;
+          const unsigned int v2857 = v2851 & 7u;
+          const unsigned int v2859 = v2857 << 3u;
+          const unsigned int v2860 = v22 + v2855;
+          const unsigned int v2861 = v2795 + v2859;
+          const bool v2862 = v2860 < v0;
+          const bool v2863 = v2861 < v2;
+          const bool v2864 = v2862 && v2863;
+          const unsigned int v2865 = v2860 * v2;
+          const unsigned int v2867 = v2865 + v2861;
+          const unsigned int v2868 = v2864 ? v2867 : v446;
+          const unsigned int v2870 = v2855 << 6u;
+          const unsigned int v2871 = v2801 + v2870;
+          const unsigned int v2872 = v2871 + v2859;
+          iron_copy_async<16>(shm3 + (v2872 ^ (((v2872 >> 6u) & 7u) << 3u)), a + v2868, v2864);
         }
-        const unsigned int v2783 = v2706 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-        const unsigned int v2785 = v2706 & 15u;
-        const unsigned int v2787 = v2785 << 3u;
-        const unsigned int v2788 = v2694 + v2783;
-        const unsigned int v2789 = v26 + v2787;
-        const bool v2790 = v2788 < v2;
-        const bool v2791 = v2789 < v1;
-        const bool v2792 = v2790 && v2791;
-        const unsigned int v2793 = v2788 * v1;
-        const unsigned int v2795 = v2793 + v2789;
-        const unsigned int v2796 = v2792 ? v2795 : v345;
-        const unsigned int v2798 = v2783 << 7u;
-        const unsigned int v2799 = v2700 + v2798;
-        const unsigned int v2800 = v2799 + v2787;
-        iron_copy_async<16>(shm4 + v2800, b + v2796, v2792);
-        const unsigned int v2804 = v2729 >> 4u;
-        const unsigned int v2806 = v2729 & 15u;
-        const unsigned int v2808 = v2806 << 3u;
-        const unsigned int v2809 = v2694 + v2804;
-        const unsigned int v2810 = v26 + v2808;
-        const bool v2811 = v2809 < v2;
-        const bool v2812 = v2810 < v1;
-        const bool v2813 = v2811 && v2812;
-        const unsigned int v2814 = v2809 * v1;
-        const unsigned int v2816 = v2814 + v2810;
-        const unsigned int v2817 = v2813 ? v2816 : v345;
-        const unsigned int v2819 = v2804 << 7u;
-        const unsigned int v2820 = v2700 + v2819;
-        const unsigned int v2821 = v2820 + v2808;
-        iron_copy_async<16>(shm4 + v2821, b + v2817, v2813);
-        if (v2752) {
-          const unsigned int v2827 = v2750 >> 4u;
-          const unsigned int v2829 = v2750 & 15u;
-          const unsigned int v2831 = v2829 << 3u;
-          const unsigned int v2832 = v2694 + v2827;
-          const unsigned int v2833 = v26 + v2831;
-          const bool v2834 = v2832 < v2;
-          const bool v2835 = v2833 < v1;
-          const bool v2836 = v2834 && v2835;
-          const unsigned int v2837 = v2832 * v1;
-          const unsigned int v2839 = v2837 + v2833;
-          const unsigned int v2840 = v2836 ? v2839 : v345;
-          const unsigned int v2842 = v2827 << 7u;
-          const unsigned int v2843 = v2700 + v2842;
-          const unsigned int v2844 = v2843 + v2831;
-          iron_copy_async<16>(shm4 + v2844, b + v2840, v2836);
+        const unsigned int v2884 = v2807 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+        const unsigned int v2886 = v2807 & 15u;
+        const unsigned int v2888 = v2886 << 3u;
+        const unsigned int v2889 = v2795 + v2884;
+        const unsigned int v2890 = v26 + v2888;
+        const bool v2891 = v2889 < v2;
+        const bool v2892 = v2890 < v1;
+        const bool v2893 = v2891 && v2892;
+        const unsigned int v2894 = v2889 * v1;
+        const unsigned int v2896 = v2894 + v2890;
+        const unsigned int v2897 = v2893 ? v2896 : v446;
+        const unsigned int v2899 = v2884 << 7u;
+        const unsigned int v2900 = v2801 + v2899;
+        const unsigned int v2901 = v2900 + v2888;
+        iron_copy_async<16>(shm4 + v2901, b + v2897, v2893);
+        const unsigned int v2905 = v2830 >> 4u;
+        const unsigned int v2907 = v2830 & 15u;
+        const unsigned int v2909 = v2907 << 3u;
+        const unsigned int v2910 = v2795 + v2905;
+        const unsigned int v2911 = v26 + v2909;
+        const bool v2912 = v2910 < v2;
+        const bool v2913 = v2911 < v1;
+        const bool v2914 = v2912 && v2913;
+        const unsigned int v2915 = v2910 * v1;
+        const unsigned int v2917 = v2915 + v2911;
+        const unsigned int v2918 = v2914 ? v2917 : v446;
+        const unsigned int v2920 = v2905 << 7u;
+        const unsigned int v2921 = v2801 + v2920;
+        const unsigned int v2922 = v2921 + v2909;
+        iron_copy_async<16>(shm4 + v2922, b + v2918, v2914);
+        if (v2853) {
+          const unsigned int v2928 = v2851 >> 4u;
+          const unsigned int v2930 = v2851 & 15u;
+          const unsigned int v2932 = v2930 << 3u;
+          const unsigned int v2933 = v2795 + v2928;
+          const unsigned int v2934 = v26 + v2932;
+          const bool v2935 = v2933 < v2;
+          const bool v2936 = v2934 < v1;
+          const bool v2937 = v2935 && v2936;
+          const unsigned int v2938 = v2933 * v1;
+          const unsigned int v2940 = v2938 + v2934;
+          const unsigned int v2941 = v2937 ? v2940 : v446;
+          const unsigned int v2943 = v2928 << 7u;
+          const unsigned int v2944 = v2801 + v2943;
+          const unsigned int v2945 = v2944 + v2932;
+          iron_copy_async<16>(shm4 + v2945, b + v2941, v2937);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
     }
     __syncthreads();
   } else {
-    const unsigned int v393 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const unsigned int v394 = threadIdx.x;
+    const unsigned int v494 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v495 = threadIdx.x;
 
-    for (unsigned int v391 = v345; v391 < v2; v391 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
-      for (unsigned int v396 = v394; v396 < 8192u; v396 += v393) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v398 = v396 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v400 = v396 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v401 = v22 + v398;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v402 = v401 < v0;
-        const unsigned int v403 = v391 + v400;
-        const bool v404 = v403 < v2;
-        const bool v405 = v402 && v404;
-        if (v405) {
-          const unsigned int v407 = v401 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v409 = v407 + v391;
-          const unsigned int v410 = v409 + v400;
-          const iron_bf16 v411 = a[v410];
-          const unsigned int v413 = v398 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v414 = v413 + v400;
-          shm3[(v414 ^ (((v414 >> 6u) & 7u) << 3u))] = v411;
+    for (unsigned int v492 = v446; v492 < v2; v492 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
+      for (unsigned int v497 = v495; v497 < 8192u; v497 += v494) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v499 = v497 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v501 = v497 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v502 = v22 + v499;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v503 = v502 < v0;
+        const unsigned int v504 = v492 + v501;
+        const bool v505 = v504 < v2;
+        const bool v506 = v503 && v505;
+        if (v506) {
+          const unsigned int v508 = v502 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v510 = v508 + v492;
+          const unsigned int v511 = v510 + v501;
+          const iron_bf16 v512 = a[v511];
+          const unsigned int v514 = v499 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v515 = v514 + v501;
+          shm3[(v515 ^ (((v515 >> 6u) & 7u) << 3u))] = v512;
         } else {
-          const unsigned int v416 = v398 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v417 = v416 + v400;
-          shm3[(v417 ^ (((v417 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v517 = v499 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v518 = v517 + v501;
+          shm3[(v518 ^ (((v518 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v422 = v394; v422 < 8192u; v422 += v393) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const unsigned int v424 = v422 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const unsigned int v426 = v422 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const unsigned int v428 = v424 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const unsigned int v429 = v428 + v426;
-        const unsigned int v430 = v391 + v424;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v431 = v430 < v2;
-        const unsigned int v432 = v26 + v426;
-        const bool v433 = v432 < v1;
-        const bool v434 = v431 && v433;
-        if (v434) {
-          const unsigned int v436 = v430 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const unsigned int v437 = v436 + v26;
-          const unsigned int v438 = v437 + v426;
-          const iron_bf16 v439 = b[v438];
-          shm4[v429] = v439;
+      for (unsigned int v523 = v495; v523 < 8192u; v523 += v494) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const unsigned int v525 = v523 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const unsigned int v527 = v523 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const unsigned int v529 = v525 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const unsigned int v530 = v529 + v527;
+        const unsigned int v531 = v492 + v525;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v532 = v531 < v2;
+        const unsigned int v533 = v26 + v527;
+        const bool v534 = v533 < v1;
+        const bool v535 = v532 && v534;
+        if (v535) {
+          const unsigned int v537 = v531 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const unsigned int v538 = v537 + v26;
+          const unsigned int v539 = v538 + v527;
+          const iron_bf16 v540 = b[v539];
+          shm4[v530] = v540;
         } else {
-          shm4[v429] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+          shm4[v530] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
-      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:520
-        const unsigned int v447 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
-        const unsigned int v448 = v447 << 6u;
-        const unsigned int v3226 = v348 & 3u;
-        const unsigned int v3228 = v3226 << 4u;
-        const unsigned int v3230 = v3228 << 6u;
-        const unsigned int v3232 = v448 + v3230;
-        iron_frag<iron_bf16, 0, 16, 16> v3241;
-        iron_frag_fill(v3241, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3241, shm3, v3232, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3243;
-        iron_frag_fill(v3243, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3243, shm4, v345, 128u);
-        iron_frag_mma_sync(v354, v3241, v3243);
-        const unsigned int v3245 = v3232 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3252;
-        iron_frag_fill(v3252, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3252, shm3, v3245, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3254;
-        iron_frag_fill(v3254, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3254, shm4, 2048u, 128u);
-        iron_frag_mma_sync(v354, v3252, v3254);
-        const unsigned int v3256 = v3232 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3263;
-        iron_frag_fill(v3263, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3263, shm3, v3256, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3265;
-        iron_frag_fill(v3265, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3265, shm4, 4096u, 128u);
-        iron_frag_mma_sync(v354, v3263, v3265);
-        const unsigned int v3267 = v3232 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3274;
-        iron_frag_fill(v3274, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3274, shm3, v3267, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3276;
-        iron_frag_fill(v3276, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3276, shm4, 6144u, 128u);
-        iron_frag_mma_sync(v354, v3274, v3276);
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
+      if (v450) {  // kernels/gemm/gemm_warpgroup.hpp:521
+        const unsigned int v548 = v453 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:461
+        const unsigned int v549 = v548 << 6u;
+        const unsigned int v3327 = v449 & 3u;
+        const unsigned int v3329 = v3327 << 4u;
+        const unsigned int v3331 = v3329 << 6u;
+        const unsigned int v3333 = v549 + v3331;
+        iron_frag<iron_bf16, 0, 16, 16> v3342;
+        iron_frag_fill(v3342, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3342, shm3, v3333, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3344;
+        iron_frag_fill(v3344, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3344, shm4, v446, 128u);
+        iron_frag_mma_sync(v455, v3342, v3344);
+        const unsigned int v3346 = v3333 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3353;
+        iron_frag_fill(v3353, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3353, shm3, v3346, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3355;
+        iron_frag_fill(v3355, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3355, shm4, 2048u, 128u);
+        iron_frag_mma_sync(v455, v3353, v3355);
+        const unsigned int v3357 = v3333 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3364;
+        iron_frag_fill(v3364, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3364, shm3, v3357, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3366;
+        iron_frag_fill(v3366, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3366, shm4, 4096u, 128u);
+        iron_frag_mma_sync(v455, v3364, v3366);
+        const unsigned int v3368 = v3333 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3375;
+        iron_frag_fill(v3375, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3375, shm3, v3368, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3377;
+        iron_frag_fill(v3377, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3377, shm4, 6144u, 128u);
+        iron_frag_mma_sync(v455, v3375, v3377);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
     }
   }
-  const unsigned int v454 = v348 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
-  const unsigned int v455 = v454 << 4u;
-  const unsigned int v457 = v352 << 6u;
-  const unsigned int v458 = v22 + v457;
-  const unsigned int v459 = v458 + v455;
-  const unsigned int v460 = static_cast<unsigned int>(v354.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v461 = v459 + v460;
-  const unsigned int v462 = static_cast<unsigned int>(v354.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v463 = v26 + v462;
-  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v465 = v349 && v464;
-  const bool v466 = v463 < v1;
-  const bool v467 = v465 && v466;
-  if (v467) {
-    const float v468 = v354.x[0];
-    const float v469 = v468 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v470 = iron_f32_to_bf16(v469);
-    const unsigned int v471 = v461 * v1;
-    const unsigned int v472 = v471 + v463;
-    out[v472] = v470;
-  }
-  const unsigned int v473 = static_cast<unsigned int>(v354.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v474 = v459 + v473;
-  const unsigned int v475 = static_cast<unsigned int>(v354.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v476 = v26 + v475;
-  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v478 = v349 && v477;
-  const bool v479 = v476 < v1;
-  const bool v480 = v478 && v479;
-  if (v480) {
-    const float v481 = v354.x[1];
-    const float v482 = v481 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v483 = iron_f32_to_bf16(v482);
-    const unsigned int v484 = v474 * v1;
-    const unsigned int v485 = v484 + v476;
-    out[v485] = v483;
-  }
-  const unsigned int v486 = static_cast<unsigned int>(v354.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v487 = v459 + v486;
-  const unsigned int v488 = static_cast<unsigned int>(v354.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v489 = v26 + v488;
-  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v491 = v349 && v490;
-  const bool v492 = v489 < v1;
-  const bool v493 = v491 && v492;
-  if (v493) {
-    const float v494 = v354.x[2];
-    const float v495 = v494 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v496 = iron_f32_to_bf16(v495);
-    const unsigned int v497 = v487 * v1;
-    const unsigned int v498 = v497 + v489;
-    out[v498] = v496;
-  }
-  const unsigned int v499 = static_cast<unsigned int>(v354.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v500 = v459 + v499;
-  const unsigned int v501 = static_cast<unsigned int>(v354.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v502 = v26 + v501;
-  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v504 = v349 && v503;
-  const bool v505 = v502 < v1;
-  const bool v506 = v504 && v505;
-  if (v506) {
-    const float v507 = v354.x[3];
-    const float v508 = v507 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v509 = iron_f32_to_bf16(v508);
-    const unsigned int v510 = v500 * v1;
-    const unsigned int v511 = v510 + v502;
-    out[v511] = v509;
-  }
-  const unsigned int v512 = static_cast<unsigned int>(v354.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v513 = v459 + v512;
-  const unsigned int v514 = static_cast<unsigned int>(v354.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v515 = v26 + v514;
-  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v517 = v349 && v516;
-  const bool v518 = v515 < v1;
-  const bool v519 = v517 && v518;
-  if (v519) {
-    const float v520 = v354.x[4];
-    const float v521 = v520 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v522 = iron_f32_to_bf16(v521);
-    const unsigned int v523 = v513 * v1;
-    const unsigned int v524 = v523 + v515;
-    out[v524] = v522;
-  }
-  const unsigned int v525 = static_cast<unsigned int>(v354.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v526 = v459 + v525;
-  const unsigned int v527 = static_cast<unsigned int>(v354.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v528 = v26 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v530 = v349 && v529;
-  const bool v531 = v528 < v1;
-  const bool v532 = v530 && v531;
-  if (v532) {
-    const float v533 = v354.x[5];
-    const float v534 = v533 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v535 = iron_f32_to_bf16(v534);
-    const unsigned int v536 = v526 * v1;
-    const unsigned int v537 = v536 + v528;
-    out[v537] = v535;
-  }
-  const unsigned int v538 = static_cast<unsigned int>(v354.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v539 = v459 + v538;
-  const unsigned int v540 = static_cast<unsigned int>(v354.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v541 = v26 + v540;
-  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v543 = v349 && v542;
-  const bool v544 = v541 < v1;
-  const bool v545 = v543 && v544;
-  if (v545) {
-    const float v546 = v354.x[6];
-    const float v547 = v546 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v548 = iron_f32_to_bf16(v547);
-    const unsigned int v549 = v539 * v1;
-    const unsigned int v550 = v549 + v541;
-    out[v550] = v548;
-  }
-  const unsigned int v551 = static_cast<unsigned int>(v354.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v552 = v459 + v551;
-  const unsigned int v553 = static_cast<unsigned int>(v354.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v554 = v26 + v553;
-  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v556 = v349 && v555;
-  const bool v557 = v554 < v1;
-  const bool v558 = v556 && v557;
-  if (v558) {
-    const float v559 = v354.x[7];
-    const float v560 = v559 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v561 = iron_f32_to_bf16(v560);
-    const unsigned int v562 = v552 * v1;
-    const unsigned int v563 = v562 + v554;
-    out[v563] = v561;
-  }
-  const unsigned int v564 = static_cast<unsigned int>(v354.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v565 = v459 + v564;
-  const unsigned int v566 = static_cast<unsigned int>(v354.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v567 = v26 + v566;
-  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v569 = v349 && v568;
-  const bool v570 = v567 < v1;
-  const bool v571 = v569 && v570;
-  if (v571) {
-    const float v572 = v354.x[8];
-    const float v573 = v572 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v574 = iron_f32_to_bf16(v573);
-    const unsigned int v575 = v565 * v1;
-    const unsigned int v576 = v575 + v567;
-    out[v576] = v574;
-  }
-  const unsigned int v577 = static_cast<unsigned int>(v354.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v578 = v459 + v577;
-  const unsigned int v579 = static_cast<unsigned int>(v354.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v580 = v26 + v579;
-  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v582 = v349 && v581;
-  const bool v583 = v580 < v1;
-  const bool v584 = v582 && v583;
-  if (v584) {
-    const float v585 = v354.x[9];
-    const float v586 = v585 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v587 = iron_f32_to_bf16(v586);
-    const unsigned int v588 = v578 * v1;
-    const unsigned int v589 = v588 + v580;
-    out[v589] = v587;
-  }
-  const unsigned int v590 = static_cast<unsigned int>(v354.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v591 = v459 + v590;
-  const unsigned int v592 = static_cast<unsigned int>(v354.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v593 = v26 + v592;
-  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v595 = v349 && v594;
-  const bool v596 = v593 < v1;
-  const bool v597 = v595 && v596;
-  if (v597) {
-    const float v598 = v354.x[10];
-    const float v599 = v598 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v600 = iron_f32_to_bf16(v599);
-    const unsigned int v601 = v591 * v1;
-    const unsigned int v602 = v601 + v593;
-    out[v602] = v600;
-  }
-  const unsigned int v603 = static_cast<unsigned int>(v354.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v604 = v459 + v603;
-  const unsigned int v605 = static_cast<unsigned int>(v354.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v606 = v26 + v605;
-  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v608 = v349 && v607;
-  const bool v609 = v606 < v1;
-  const bool v610 = v608 && v609;
-  if (v610) {
-    const float v611 = v354.x[11];
-    const float v612 = v611 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v613 = iron_f32_to_bf16(v612);
-    const unsigned int v614 = v604 * v1;
-    const unsigned int v615 = v614 + v606;
-    out[v615] = v613;
-  }
-  const unsigned int v616 = static_cast<unsigned int>(v354.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v617 = v459 + v616;
-  const unsigned int v618 = static_cast<unsigned int>(v354.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v619 = v26 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v621 = v349 && v620;
-  const bool v622 = v619 < v1;
-  const bool v623 = v621 && v622;
-  if (v623) {
-    const float v624 = v354.x[12];
-    const float v625 = v624 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v626 = iron_f32_to_bf16(v625);
-    const unsigned int v627 = v617 * v1;
-    const unsigned int v628 = v627 + v619;
-    out[v628] = v626;
-  }
-  const unsigned int v629 = static_cast<unsigned int>(v354.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v630 = v459 + v629;
-  const unsigned int v631 = static_cast<unsigned int>(v354.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v632 = v26 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v634 = v349 && v633;
-  const bool v635 = v632 < v1;
-  const bool v636 = v634 && v635;
-  if (v636) {
-    const float v637 = v354.x[13];
-    const float v638 = v637 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v639 = iron_f32_to_bf16(v638);
-    const unsigned int v640 = v630 * v1;
-    const unsigned int v641 = v640 + v632;
-    out[v641] = v639;
-  }
-  const unsigned int v642 = static_cast<unsigned int>(v354.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v643 = v459 + v642;
-  const unsigned int v644 = static_cast<unsigned int>(v354.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v645 = v26 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v647 = v349 && v646;
-  const bool v648 = v645 < v1;
-  const bool v649 = v647 && v648;
-  if (v649) {
-    const float v650 = v354.x[14];
-    const float v651 = v650 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v652 = iron_f32_to_bf16(v651);
-    const unsigned int v653 = v643 * v1;
-    const unsigned int v654 = v653 + v645;
-    out[v654] = v652;
-  }
-  const unsigned int v655 = static_cast<unsigned int>(v354.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v656 = v459 + v655;
-  const unsigned int v657 = static_cast<unsigned int>(v354.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v658 = v26 + v657;
-  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v660 = v349 && v659;
-  const bool v661 = v658 < v1;
-  const bool v662 = v660 && v661;
-  if (v662) {
-    const float v663 = v354.x[15];
-    const float v664 = v663 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v665 = iron_f32_to_bf16(v664);
-    const unsigned int v666 = v656 * v1;
-    const unsigned int v667 = v666 + v658;
-    out[v667] = v665;
-  }
-  const unsigned int v668 = static_cast<unsigned int>(v354.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v669 = v459 + v668;
-  const unsigned int v670 = static_cast<unsigned int>(v354.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v671 = v26 + v670;
-  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v673 = v349 && v672;
-  const bool v674 = v671 < v1;
-  const bool v675 = v673 && v674;
-  if (v675) {
-    const float v676 = v354.x[16];
-    const float v677 = v676 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v678 = iron_f32_to_bf16(v677);
-    const unsigned int v679 = v669 * v1;
-    const unsigned int v680 = v679 + v671;
-    out[v680] = v678;
-  }
-  const unsigned int v681 = static_cast<unsigned int>(v354.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v682 = v459 + v681;
-  const unsigned int v683 = static_cast<unsigned int>(v354.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v684 = v26 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v686 = v349 && v685;
-  const bool v687 = v684 < v1;
-  const bool v688 = v686 && v687;
-  if (v688) {
-    const float v689 = v354.x[17];
-    const float v690 = v689 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v691 = iron_f32_to_bf16(v690);
-    const unsigned int v692 = v682 * v1;
-    const unsigned int v693 = v692 + v684;
-    out[v693] = v691;
-  }
-  const unsigned int v694 = static_cast<unsigned int>(v354.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v695 = v459 + v694;
-  const unsigned int v696 = static_cast<unsigned int>(v354.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v697 = v26 + v696;
-  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v699 = v349 && v698;
-  const bool v700 = v697 < v1;
-  const bool v701 = v699 && v700;
-  if (v701) {
-    const float v702 = v354.x[18];
-    const float v703 = v702 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v704 = iron_f32_to_bf16(v703);
-    const unsigned int v705 = v695 * v1;
-    const unsigned int v706 = v705 + v697;
-    out[v706] = v704;
-  }
-  const unsigned int v707 = static_cast<unsigned int>(v354.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v708 = v459 + v707;
-  const unsigned int v709 = static_cast<unsigned int>(v354.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v710 = v26 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v712 = v349 && v711;
-  const bool v713 = v710 < v1;
-  const bool v714 = v712 && v713;
-  if (v714) {
-    const float v715 = v354.x[19];
-    const float v716 = v715 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v717 = iron_f32_to_bf16(v716);
-    const unsigned int v718 = v708 * v1;
-    const unsigned int v719 = v718 + v710;
-    out[v719] = v717;
-  }
-  const unsigned int v720 = static_cast<unsigned int>(v354.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v721 = v459 + v720;
-  const unsigned int v722 = static_cast<unsigned int>(v354.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v723 = v26 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v725 = v349 && v724;
-  const bool v726 = v723 < v1;
-  const bool v727 = v725 && v726;
-  if (v727) {
-    const float v728 = v354.x[20];
-    const float v729 = v728 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v730 = iron_f32_to_bf16(v729);
-    const unsigned int v731 = v721 * v1;
-    const unsigned int v732 = v731 + v723;
-    out[v732] = v730;
-  }
-  const unsigned int v733 = static_cast<unsigned int>(v354.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v734 = v459 + v733;
-  const unsigned int v735 = static_cast<unsigned int>(v354.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v736 = v26 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v738 = v349 && v737;
-  const bool v739 = v736 < v1;
-  const bool v740 = v738 && v739;
-  if (v740) {
-    const float v741 = v354.x[21];
-    const float v742 = v741 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v743 = iron_f32_to_bf16(v742);
-    const unsigned int v744 = v734 * v1;
-    const unsigned int v745 = v744 + v736;
-    out[v745] = v743;
-  }
-  const unsigned int v746 = static_cast<unsigned int>(v354.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v747 = v459 + v746;
-  const unsigned int v748 = static_cast<unsigned int>(v354.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v749 = v26 + v748;
-  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v751 = v349 && v750;
-  const bool v752 = v749 < v1;
-  const bool v753 = v751 && v752;
-  if (v753) {
-    const float v754 = v354.x[22];
-    const float v755 = v754 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v756 = iron_f32_to_bf16(v755);
-    const unsigned int v757 = v747 * v1;
-    const unsigned int v758 = v757 + v749;
-    out[v758] = v756;
-  }
-  const unsigned int v759 = static_cast<unsigned int>(v354.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v760 = v459 + v759;
-  const unsigned int v761 = static_cast<unsigned int>(v354.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v762 = v26 + v761;
-  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v764 = v349 && v763;
-  const bool v765 = v762 < v1;
-  const bool v766 = v764 && v765;
-  if (v766) {
-    const float v767 = v354.x[23];
-    const float v768 = v767 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v769 = iron_f32_to_bf16(v768);
-    const unsigned int v770 = v760 * v1;
-    const unsigned int v771 = v770 + v762;
-    out[v771] = v769;
-  }
-  const unsigned int v772 = static_cast<unsigned int>(v354.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v773 = v459 + v772;
-  const unsigned int v774 = static_cast<unsigned int>(v354.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v775 = v26 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v777 = v349 && v776;
-  const bool v778 = v775 < v1;
-  const bool v779 = v777 && v778;
-  if (v779) {
-    const float v780 = v354.x[24];
-    const float v781 = v780 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v782 = iron_f32_to_bf16(v781);
-    const unsigned int v783 = v773 * v1;
-    const unsigned int v784 = v783 + v775;
-    out[v784] = v782;
-  }
-  const unsigned int v785 = static_cast<unsigned int>(v354.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v786 = v459 + v785;
-  const unsigned int v787 = static_cast<unsigned int>(v354.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v788 = v26 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v790 = v349 && v789;
-  const bool v791 = v788 < v1;
-  const bool v792 = v790 && v791;
-  if (v792) {
-    const float v793 = v354.x[25];
-    const float v794 = v793 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v795 = iron_f32_to_bf16(v794);
-    const unsigned int v796 = v786 * v1;
-    const unsigned int v797 = v796 + v788;
-    out[v797] = v795;
-  }
-  const unsigned int v798 = static_cast<unsigned int>(v354.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v799 = v459 + v798;
-  const unsigned int v800 = static_cast<unsigned int>(v354.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v801 = v26 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v803 = v349 && v802;
-  const bool v804 = v801 < v1;
-  const bool v805 = v803 && v804;
-  if (v805) {
-    const float v806 = v354.x[26];
-    const float v807 = v806 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v808 = iron_f32_to_bf16(v807);
-    const unsigned int v809 = v799 * v1;
-    const unsigned int v810 = v809 + v801;
-    out[v810] = v808;
-  }
-  const unsigned int v811 = static_cast<unsigned int>(v354.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v812 = v459 + v811;
-  const unsigned int v813 = static_cast<unsigned int>(v354.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v814 = v26 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v816 = v349 && v815;
-  const bool v817 = v814 < v1;
-  const bool v818 = v816 && v817;
-  if (v818) {
-    const float v819 = v354.x[27];
-    const float v820 = v819 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v821 = iron_f32_to_bf16(v820);
-    const unsigned int v822 = v812 * v1;
-    const unsigned int v823 = v822 + v814;
-    out[v823] = v821;
-  }
-  const unsigned int v824 = static_cast<unsigned int>(v354.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v825 = v459 + v824;
-  const unsigned int v826 = static_cast<unsigned int>(v354.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v827 = v26 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v829 = v349 && v828;
-  const bool v830 = v827 < v1;
-  const bool v831 = v829 && v830;
-  if (v831) {
-    const float v832 = v354.x[28];
-    const float v833 = v832 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v834 = iron_f32_to_bf16(v833);
-    const unsigned int v835 = v825 * v1;
-    const unsigned int v836 = v835 + v827;
-    out[v836] = v834;
-  }
-  const unsigned int v837 = static_cast<unsigned int>(v354.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v838 = v459 + v837;
-  const unsigned int v839 = static_cast<unsigned int>(v354.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v840 = v26 + v839;
-  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v842 = v349 && v841;
-  const bool v843 = v840 < v1;
-  const bool v844 = v842 && v843;
-  if (v844) {
-    const float v845 = v354.x[29];
-    const float v846 = v845 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v847 = iron_f32_to_bf16(v846);
-    const unsigned int v848 = v838 * v1;
-    const unsigned int v849 = v848 + v840;
-    out[v849] = v847;
-  }
-  const unsigned int v850 = static_cast<unsigned int>(v354.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v851 = v459 + v850;
-  const unsigned int v852 = static_cast<unsigned int>(v354.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v853 = v26 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v855 = v349 && v854;
-  const bool v856 = v853 < v1;
-  const bool v857 = v855 && v856;
-  if (v857) {
-    const float v858 = v354.x[30];
-    const float v859 = v858 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v860 = iron_f32_to_bf16(v859);
-    const unsigned int v861 = v851 * v1;
-    const unsigned int v862 = v861 + v853;
-    out[v862] = v860;
-  }
-  const unsigned int v863 = static_cast<unsigned int>(v354.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v864 = v459 + v863;
-  const unsigned int v865 = static_cast<unsigned int>(v354.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v866 = v26 + v865;
-  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v868 = v349 && v867;
-  const bool v869 = v866 < v1;
-  const bool v870 = v868 && v869;
-  if (v870) {
-    const float v871 = v354.x[31];
-    const float v872 = v871 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v873 = iron_f32_to_bf16(v872);
-    const unsigned int v874 = v864 * v1;
-    const unsigned int v875 = v874 + v866;
-    out[v875] = v873;
-  }
-  const unsigned int v876 = static_cast<unsigned int>(v354.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v877 = v459 + v876;
-  const unsigned int v878 = static_cast<unsigned int>(v354.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v879 = v26 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v881 = v349 && v880;
-  const bool v882 = v879 < v1;
-  const bool v883 = v881 && v882;
-  if (v883) {
-    const float v884 = v354.x[32];
-    const float v885 = v884 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v886 = iron_f32_to_bf16(v885);
-    const unsigned int v887 = v877 * v1;
-    const unsigned int v888 = v887 + v879;
-    out[v888] = v886;
-  }
-  const unsigned int v889 = static_cast<unsigned int>(v354.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v890 = v459 + v889;
-  const unsigned int v891 = static_cast<unsigned int>(v354.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v892 = v26 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v894 = v349 && v893;
-  const bool v895 = v892 < v1;
-  const bool v896 = v894 && v895;
-  if (v896) {
-    const float v897 = v354.x[33];
-    const float v898 = v897 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v899 = iron_f32_to_bf16(v898);
-    const unsigned int v900 = v890 * v1;
-    const unsigned int v901 = v900 + v892;
-    out[v901] = v899;
-  }
-  const unsigned int v902 = static_cast<unsigned int>(v354.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v903 = v459 + v902;
-  const unsigned int v904 = static_cast<unsigned int>(v354.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v905 = v26 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v907 = v349 && v906;
-  const bool v908 = v905 < v1;
-  const bool v909 = v907 && v908;
-  if (v909) {
-    const float v910 = v354.x[34];
-    const float v911 = v910 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v912 = iron_f32_to_bf16(v911);
-    const unsigned int v913 = v903 * v1;
-    const unsigned int v914 = v913 + v905;
-    out[v914] = v912;
-  }
-  const unsigned int v915 = static_cast<unsigned int>(v354.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v916 = v459 + v915;
-  const unsigned int v917 = static_cast<unsigned int>(v354.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v918 = v26 + v917;
-  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v920 = v349 && v919;
-  const bool v921 = v918 < v1;
-  const bool v922 = v920 && v921;
-  if (v922) {
-    const float v923 = v354.x[35];
-    const float v924 = v923 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v925 = iron_f32_to_bf16(v924);
-    const unsigned int v926 = v916 * v1;
-    const unsigned int v927 = v926 + v918;
-    out[v927] = v925;
-  }
-  const unsigned int v928 = static_cast<unsigned int>(v354.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v929 = v459 + v928;
-  const unsigned int v930 = static_cast<unsigned int>(v354.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v931 = v26 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v933 = v349 && v932;
-  const bool v934 = v931 < v1;
-  const bool v935 = v933 && v934;
-  if (v935) {
-    const float v936 = v354.x[36];
-    const float v937 = v936 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v938 = iron_f32_to_bf16(v937);
-    const unsigned int v939 = v929 * v1;
-    const unsigned int v940 = v939 + v931;
-    out[v940] = v938;
-  }
-  const unsigned int v941 = static_cast<unsigned int>(v354.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v942 = v459 + v941;
-  const unsigned int v943 = static_cast<unsigned int>(v354.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v944 = v26 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v946 = v349 && v945;
-  const bool v947 = v944 < v1;
-  const bool v948 = v946 && v947;
-  if (v948) {
-    const float v949 = v354.x[37];
-    const float v950 = v949 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v951 = iron_f32_to_bf16(v950);
-    const unsigned int v952 = v942 * v1;
-    const unsigned int v953 = v952 + v944;
-    out[v953] = v951;
-  }
-  const unsigned int v954 = static_cast<unsigned int>(v354.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v955 = v459 + v954;
-  const unsigned int v956 = static_cast<unsigned int>(v354.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v957 = v26 + v956;
-  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v959 = v349 && v958;
-  const bool v960 = v957 < v1;
-  const bool v961 = v959 && v960;
-  if (v961) {
-    const float v962 = v354.x[38];
-    const float v963 = v962 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v964 = iron_f32_to_bf16(v963);
-    const unsigned int v965 = v955 * v1;
-    const unsigned int v966 = v965 + v957;
-    out[v966] = v964;
-  }
-  const unsigned int v967 = static_cast<unsigned int>(v354.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v968 = v459 + v967;
-  const unsigned int v969 = static_cast<unsigned int>(v354.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v970 = v26 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v972 = v349 && v971;
-  const bool v973 = v970 < v1;
-  const bool v974 = v972 && v973;
-  if (v974) {
-    const float v975 = v354.x[39];
-    const float v976 = v975 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v977 = iron_f32_to_bf16(v976);
-    const unsigned int v978 = v968 * v1;
-    const unsigned int v979 = v978 + v970;
-    out[v979] = v977;
-  }
-  const unsigned int v980 = static_cast<unsigned int>(v354.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v981 = v459 + v980;
-  const unsigned int v982 = static_cast<unsigned int>(v354.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v983 = v26 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v985 = v349 && v984;
-  const bool v986 = v983 < v1;
-  const bool v987 = v985 && v986;
-  if (v987) {
-    const float v988 = v354.x[40];
-    const float v989 = v988 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v990 = iron_f32_to_bf16(v989);
-    const unsigned int v991 = v981 * v1;
-    const unsigned int v992 = v991 + v983;
-    out[v992] = v990;
-  }
-  const unsigned int v993 = static_cast<unsigned int>(v354.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v994 = v459 + v993;
-  const unsigned int v995 = static_cast<unsigned int>(v354.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v996 = v26 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v998 = v349 && v997;
-  const bool v999 = v996 < v1;
-  const bool v1000 = v998 && v999;
-  if (v1000) {
-    const float v1001 = v354.x[41];
-    const float v1002 = v1001 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1003 = iron_f32_to_bf16(v1002);
-    const unsigned int v1004 = v994 * v1;
-    const unsigned int v1005 = v1004 + v996;
-    out[v1005] = v1003;
-  }
-  const unsigned int v1006 = static_cast<unsigned int>(v354.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1007 = v459 + v1006;
-  const unsigned int v1008 = static_cast<unsigned int>(v354.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1009 = v26 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1011 = v349 && v1010;
-  const bool v1012 = v1009 < v1;
-  const bool v1013 = v1011 && v1012;
-  if (v1013) {
-    const float v1014 = v354.x[42];
-    const float v1015 = v1014 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1016 = iron_f32_to_bf16(v1015);
-    const unsigned int v1017 = v1007 * v1;
-    const unsigned int v1018 = v1017 + v1009;
-    out[v1018] = v1016;
-  }
-  const unsigned int v1019 = static_cast<unsigned int>(v354.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1020 = v459 + v1019;
-  const unsigned int v1021 = static_cast<unsigned int>(v354.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1022 = v26 + v1021;
-  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1024 = v349 && v1023;
-  const bool v1025 = v1022 < v1;
-  const bool v1026 = v1024 && v1025;
-  if (v1026) {
-    const float v1027 = v354.x[43];
-    const float v1028 = v1027 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1029 = iron_f32_to_bf16(v1028);
-    const unsigned int v1030 = v1020 * v1;
-    const unsigned int v1031 = v1030 + v1022;
-    out[v1031] = v1029;
-  }
-  const unsigned int v1032 = static_cast<unsigned int>(v354.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1033 = v459 + v1032;
-  const unsigned int v1034 = static_cast<unsigned int>(v354.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1035 = v26 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1037 = v349 && v1036;
-  const bool v1038 = v1035 < v1;
-  const bool v1039 = v1037 && v1038;
-  if (v1039) {
-    const float v1040 = v354.x[44];
-    const float v1041 = v1040 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1042 = iron_f32_to_bf16(v1041);
-    const unsigned int v1043 = v1033 * v1;
-    const unsigned int v1044 = v1043 + v1035;
-    out[v1044] = v1042;
-  }
-  const unsigned int v1045 = static_cast<unsigned int>(v354.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1046 = v459 + v1045;
-  const unsigned int v1047 = static_cast<unsigned int>(v354.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1048 = v26 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1050 = v349 && v1049;
-  const bool v1051 = v1048 < v1;
-  const bool v1052 = v1050 && v1051;
-  if (v1052) {
-    const float v1053 = v354.x[45];
-    const float v1054 = v1053 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1055 = iron_f32_to_bf16(v1054);
-    const unsigned int v1056 = v1046 * v1;
-    const unsigned int v1057 = v1056 + v1048;
-    out[v1057] = v1055;
-  }
-  const unsigned int v1058 = static_cast<unsigned int>(v354.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1059 = v459 + v1058;
-  const unsigned int v1060 = static_cast<unsigned int>(v354.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1061 = v26 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1063 = v349 && v1062;
-  const bool v1064 = v1061 < v1;
-  const bool v1065 = v1063 && v1064;
-  if (v1065) {
-    const float v1066 = v354.x[46];
-    const float v1067 = v1066 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1068 = iron_f32_to_bf16(v1067);
-    const unsigned int v1069 = v1059 * v1;
-    const unsigned int v1070 = v1069 + v1061;
-    out[v1070] = v1068;
-  }
-  const unsigned int v1071 = static_cast<unsigned int>(v354.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1072 = v459 + v1071;
-  const unsigned int v1073 = static_cast<unsigned int>(v354.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1074 = v26 + v1073;
-  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1076 = v349 && v1075;
-  const bool v1077 = v1074 < v1;
-  const bool v1078 = v1076 && v1077;
-  if (v1078) {
-    const float v1079 = v354.x[47];
-    const float v1080 = v1079 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1081 = iron_f32_to_bf16(v1080);
-    const unsigned int v1082 = v1072 * v1;
-    const unsigned int v1083 = v1082 + v1074;
-    out[v1083] = v1081;
-  }
-  const unsigned int v1084 = static_cast<unsigned int>(v354.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1085 = v459 + v1084;
-  const unsigned int v1086 = static_cast<unsigned int>(v354.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1087 = v26 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1089 = v349 && v1088;
-  const bool v1090 = v1087 < v1;
-  const bool v1091 = v1089 && v1090;
-  if (v1091) {
-    const float v1092 = v354.x[48];
-    const float v1093 = v1092 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1094 = iron_f32_to_bf16(v1093);
-    const unsigned int v1095 = v1085 * v1;
-    const unsigned int v1096 = v1095 + v1087;
-    out[v1096] = v1094;
-  }
-  const unsigned int v1097 = static_cast<unsigned int>(v354.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1098 = v459 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v354.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1100 = v26 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1102 = v349 && v1101;
-  const bool v1103 = v1100 < v1;
-  const bool v1104 = v1102 && v1103;
-  if (v1104) {
-    const float v1105 = v354.x[49];
-    const float v1106 = v1105 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1107 = iron_f32_to_bf16(v1106);
-    const unsigned int v1108 = v1098 * v1;
-    const unsigned int v1109 = v1108 + v1100;
-    out[v1109] = v1107;
-  }
-  const unsigned int v1110 = static_cast<unsigned int>(v354.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1111 = v459 + v1110;
-  const unsigned int v1112 = static_cast<unsigned int>(v354.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1113 = v26 + v1112;
-  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1115 = v349 && v1114;
-  const bool v1116 = v1113 < v1;
-  const bool v1117 = v1115 && v1116;
-  if (v1117) {
-    const float v1118 = v354.x[50];
-    const float v1119 = v1118 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1120 = iron_f32_to_bf16(v1119);
-    const unsigned int v1121 = v1111 * v1;
-    const unsigned int v1122 = v1121 + v1113;
-    out[v1122] = v1120;
-  }
-  const unsigned int v1123 = static_cast<unsigned int>(v354.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1124 = v459 + v1123;
-  const unsigned int v1125 = static_cast<unsigned int>(v354.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1126 = v26 + v1125;
-  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1128 = v349 && v1127;
-  const bool v1129 = v1126 < v1;
-  const bool v1130 = v1128 && v1129;
-  if (v1130) {
-    const float v1131 = v354.x[51];
-    const float v1132 = v1131 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1133 = iron_f32_to_bf16(v1132);
-    const unsigned int v1134 = v1124 * v1;
-    const unsigned int v1135 = v1134 + v1126;
-    out[v1135] = v1133;
-  }
-  const unsigned int v1136 = static_cast<unsigned int>(v354.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1137 = v459 + v1136;
-  const unsigned int v1138 = static_cast<unsigned int>(v354.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1139 = v26 + v1138;
-  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1141 = v349 && v1140;
-  const bool v1142 = v1139 < v1;
-  const bool v1143 = v1141 && v1142;
-  if (v1143) {
-    const float v1144 = v354.x[52];
-    const float v1145 = v1144 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1146 = iron_f32_to_bf16(v1145);
-    const unsigned int v1147 = v1137 * v1;
-    const unsigned int v1148 = v1147 + v1139;
-    out[v1148] = v1146;
-  }
-  const unsigned int v1149 = static_cast<unsigned int>(v354.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1150 = v459 + v1149;
-  const unsigned int v1151 = static_cast<unsigned int>(v354.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1152 = v26 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1154 = v349 && v1153;
-  const bool v1155 = v1152 < v1;
-  const bool v1156 = v1154 && v1155;
-  if (v1156) {
-    const float v1157 = v354.x[53];
-    const float v1158 = v1157 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1159 = iron_f32_to_bf16(v1158);
-    const unsigned int v1160 = v1150 * v1;
-    const unsigned int v1161 = v1160 + v1152;
-    out[v1161] = v1159;
-  }
-  const unsigned int v1162 = static_cast<unsigned int>(v354.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1163 = v459 + v1162;
-  const unsigned int v1164 = static_cast<unsigned int>(v354.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1165 = v26 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1167 = v349 && v1166;
-  const bool v1168 = v1165 < v1;
-  const bool v1169 = v1167 && v1168;
-  if (v1169) {
-    const float v1170 = v354.x[54];
-    const float v1171 = v1170 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1172 = iron_f32_to_bf16(v1171);
-    const unsigned int v1173 = v1163 * v1;
-    const unsigned int v1174 = v1173 + v1165;
-    out[v1174] = v1172;
-  }
-  const unsigned int v1175 = static_cast<unsigned int>(v354.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1176 = v459 + v1175;
-  const unsigned int v1177 = static_cast<unsigned int>(v354.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1178 = v26 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1180 = v349 && v1179;
-  const bool v1181 = v1178 < v1;
-  const bool v1182 = v1180 && v1181;
-  if (v1182) {
-    const float v1183 = v354.x[55];
-    const float v1184 = v1183 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1185 = iron_f32_to_bf16(v1184);
-    const unsigned int v1186 = v1176 * v1;
-    const unsigned int v1187 = v1186 + v1178;
-    out[v1187] = v1185;
-  }
-  const unsigned int v1188 = static_cast<unsigned int>(v354.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1189 = v459 + v1188;
-  const unsigned int v1190 = static_cast<unsigned int>(v354.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1191 = v26 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1193 = v349 && v1192;
-  const bool v1194 = v1191 < v1;
-  const bool v1195 = v1193 && v1194;
-  if (v1195) {
-    const float v1196 = v354.x[56];
-    const float v1197 = v1196 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1198 = iron_f32_to_bf16(v1197);
-    const unsigned int v1199 = v1189 * v1;
-    const unsigned int v1200 = v1199 + v1191;
-    out[v1200] = v1198;
-  }
-  const unsigned int v1201 = static_cast<unsigned int>(v354.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1202 = v459 + v1201;
-  const unsigned int v1203 = static_cast<unsigned int>(v354.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1204 = v26 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1206 = v349 && v1205;
-  const bool v1207 = v1204 < v1;
-  const bool v1208 = v1206 && v1207;
-  if (v1208) {
-    const float v1209 = v354.x[57];
-    const float v1210 = v1209 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1211 = iron_f32_to_bf16(v1210);
-    const unsigned int v1212 = v1202 * v1;
-    const unsigned int v1213 = v1212 + v1204;
-    out[v1213] = v1211;
-  }
-  const unsigned int v1214 = static_cast<unsigned int>(v354.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1215 = v459 + v1214;
-  const unsigned int v1216 = static_cast<unsigned int>(v354.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1217 = v26 + v1216;
-  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1219 = v349 && v1218;
-  const bool v1220 = v1217 < v1;
-  const bool v1221 = v1219 && v1220;
-  if (v1221) {
-    const float v1222 = v354.x[58];
-    const float v1223 = v1222 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1224 = iron_f32_to_bf16(v1223);
-    const unsigned int v1225 = v1215 * v1;
-    const unsigned int v1226 = v1225 + v1217;
-    out[v1226] = v1224;
-  }
-  const unsigned int v1227 = static_cast<unsigned int>(v354.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1228 = v459 + v1227;
-  const unsigned int v1229 = static_cast<unsigned int>(v354.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1230 = v26 + v1229;
-  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1232 = v349 && v1231;
-  const bool v1233 = v1230 < v1;
-  const bool v1234 = v1232 && v1233;
-  if (v1234) {
-    const float v1235 = v354.x[59];
-    const float v1236 = v1235 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1237 = iron_f32_to_bf16(v1236);
-    const unsigned int v1238 = v1228 * v1;
-    const unsigned int v1239 = v1238 + v1230;
-    out[v1239] = v1237;
-  }
-  const unsigned int v1240 = static_cast<unsigned int>(v354.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1241 = v459 + v1240;
-  const unsigned int v1242 = static_cast<unsigned int>(v354.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1243 = v26 + v1242;
-  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1245 = v349 && v1244;
-  const bool v1246 = v1243 < v1;
-  const bool v1247 = v1245 && v1246;
-  if (v1247) {
-    const float v1248 = v354.x[60];
-    const float v1249 = v1248 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1250 = iron_f32_to_bf16(v1249);
-    const unsigned int v1251 = v1241 * v1;
-    const unsigned int v1252 = v1251 + v1243;
-    out[v1252] = v1250;
-  }
-  const unsigned int v1253 = static_cast<unsigned int>(v354.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1254 = v459 + v1253;
-  const unsigned int v1255 = static_cast<unsigned int>(v354.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1256 = v26 + v1255;
-  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1258 = v349 && v1257;
-  const bool v1259 = v1256 < v1;
-  const bool v1260 = v1258 && v1259;
-  if (v1260) {
-    const float v1261 = v354.x[61];
-    const float v1262 = v1261 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1263 = iron_f32_to_bf16(v1262);
-    const unsigned int v1264 = v1254 * v1;
-    const unsigned int v1265 = v1264 + v1256;
-    out[v1265] = v1263;
-  }
-  const unsigned int v1266 = static_cast<unsigned int>(v354.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1267 = v459 + v1266;
-  const unsigned int v1268 = static_cast<unsigned int>(v354.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1269 = v26 + v1268;
-  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1271 = v349 && v1270;
-  const bool v1272 = v1269 < v1;
-  const bool v1273 = v1271 && v1272;
-  if (v1273) {
-    const float v1274 = v354.x[62];
-    const float v1275 = v1274 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1276 = iron_f32_to_bf16(v1275);
-    const unsigned int v1277 = v1267 * v1;
-    const unsigned int v1278 = v1277 + v1269;
-    out[v1278] = v1276;
-  }
-  const unsigned int v1279 = static_cast<unsigned int>(v354.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1280 = v459 + v1279;
-  const unsigned int v1281 = static_cast<unsigned int>(v354.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1282 = v26 + v1281;
-  const bool v1283 = v1280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1284 = v349 && v1283;
-  const bool v1285 = v1282 < v1;
-  const bool v1286 = v1284 && v1285;
-  if (v1286) {
-    const float v1287 = v354.x[63];
-    const float v1288 = v1287 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1289 = iron_f32_to_bf16(v1288);
-    const unsigned int v1290 = v1280 * v1;
-    const unsigned int v1291 = v1290 + v1282;
-    out[v1291] = v1289;
-  }
-  const unsigned int v1293 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
-  iron_frag<float, 2, 16, 128> v1301;  // kernels/gemm/gemm_warpgroup.hpp:423
-  iron_frag_fill(v1301, 0.0f);
-  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:528
-    const bool v3761 = v345 < v2;  // kernels/gemm/gemm_warpgroup.hpp:529
-    if (v3761) {
-      const unsigned int v3765 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
-      const unsigned int v3768 = v348 << 5u;
-      const unsigned int v3769 = v3768 + v3765;
-      const unsigned int v3770 = v3769 >> 3u;
-      const unsigned int v3771 = v3769 & 7u;
-      const unsigned int v3772 = v3771 << 3u;
-      const unsigned int v3773 = v22 + v3770;
-      const bool v3775 = v3773 < v0;
-      const bool v3776 = v3772 < v2;
-      const bool v3777 = v3775 && v3776;
-      const unsigned int v3778 = v3773 * v2;
-      const unsigned int v3779 = v3778 + v3772;
-      const unsigned int v3780 = v3777 ? v3779 : v345;
-      const unsigned int v3781 = v3770 << 6u;
-      const unsigned int v3783 = v3781 + v3772;
-      iron_copy_async<16>(shm3 + (v3783 ^ (((v3783 >> 6u) & 7u) << 3u)), a + v3780, v3777);
-      const unsigned int v3785 = v3769 + 384u;
-      const unsigned int v3786 = v3785 >> 3u;
-      const unsigned int v3787 = v3785 & 7u;
-      const unsigned int v3788 = v3787 << 3u;
-      const unsigned int v3789 = v22 + v3786;
-      const bool v3791 = v3789 < v0;
-      const bool v3792 = v3788 < v2;
-      const bool v3793 = v3791 && v3792;
-      const unsigned int v3794 = v3789 * v2;
-      const unsigned int v3795 = v3794 + v3788;
-      const unsigned int v3796 = v3793 ? v3795 : v345;
-      const unsigned int v3797 = v3786 << 6u;
-      const unsigned int v3799 = v3797 + v3788;
-      iron_copy_async<16>(shm3 + (v3799 ^ (((v3799 >> 6u) & 7u) << 3u)), a + v3796, v3793);
-      const unsigned int v3801 = v3769 + 768u;
-      const bool v3803 = v3801 < 1024u;
-      if (v3803) {
-        const unsigned int v3804 = v3801 >> 3u;
-        const unsigned int v3805 = v3801 & 7u;
-        const unsigned int v3806 = v3805 << 3u;
-        const unsigned int v3807 = v22 + v3804;
-        const bool v3809 = v3807 < v0;
-        const bool v3810 = v3806 < v2;
-        const bool v3811 = v3809 && v3810;
-        const unsigned int v3812 = v3807 * v2;
-        const unsigned int v3813 = v3812 + v3806;
-        const unsigned int v3814 = v3811 ? v3813 : v345;
-        const unsigned int v3815 = v3804 << 6u;
-        const unsigned int v3817 = v3815 + v3806;
-        iron_copy_async<16>(shm3 + (v3817 ^ (((v3817 >> 6u) & 7u) << 3u)), a + v3814, v3811);
+  const unsigned int v555 = v449 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:551
+  const unsigned int v556 = v555 << 4u;
+  const unsigned int v558 = v453 << 6u;
+  const unsigned int v559 = v22 + v558;
+  const unsigned int v560 = v559 + v556;
+  const unsigned int v561 = static_cast<unsigned int>(v455.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v562 = v560 + v561;
+  const unsigned int v563 = static_cast<unsigned int>(v455.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v564 = v26 + v563;
+  const bool v565 = v562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v566 = v450 && v565;
+  const bool v567 = v564 < v1;
+  const bool v568 = v566 && v567;
+  if (v568) {
+    const float v569 = v455.x[0];
+    const float v570 = v569 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v571 = iron_f32_to_bf16(v570);
+    const unsigned int v572 = v562 * v1;
+    const unsigned int v573 = v572 + v564;
+    out[v573] = v571;
+  }
+  const unsigned int v574 = static_cast<unsigned int>(v455.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v575 = v560 + v574;
+  const unsigned int v576 = static_cast<unsigned int>(v455.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v577 = v26 + v576;
+  const bool v578 = v575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v579 = v450 && v578;
+  const bool v580 = v577 < v1;
+  const bool v581 = v579 && v580;
+  if (v581) {
+    const float v582 = v455.x[1];
+    const float v583 = v582 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v584 = iron_f32_to_bf16(v583);
+    const unsigned int v585 = v575 * v1;
+    const unsigned int v586 = v585 + v577;
+    out[v586] = v584;
+  }
+  const unsigned int v587 = static_cast<unsigned int>(v455.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v588 = v560 + v587;
+  const unsigned int v589 = static_cast<unsigned int>(v455.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v590 = v26 + v589;
+  const bool v591 = v588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v592 = v450 && v591;
+  const bool v593 = v590 < v1;
+  const bool v594 = v592 && v593;
+  if (v594) {
+    const float v595 = v455.x[2];
+    const float v596 = v595 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v597 = iron_f32_to_bf16(v596);
+    const unsigned int v598 = v588 * v1;
+    const unsigned int v599 = v598 + v590;
+    out[v599] = v597;
+  }
+  const unsigned int v600 = static_cast<unsigned int>(v455.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v601 = v560 + v600;
+  const unsigned int v602 = static_cast<unsigned int>(v455.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v603 = v26 + v602;
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v605 = v450 && v604;
+  const bool v606 = v603 < v1;
+  const bool v607 = v605 && v606;
+  if (v607) {
+    const float v608 = v455.x[3];
+    const float v609 = v608 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v610 = iron_f32_to_bf16(v609);
+    const unsigned int v611 = v601 * v1;
+    const unsigned int v612 = v611 + v603;
+    out[v612] = v610;
+  }
+  const unsigned int v613 = static_cast<unsigned int>(v455.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v614 = v560 + v613;
+  const unsigned int v615 = static_cast<unsigned int>(v455.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v616 = v26 + v615;
+  const bool v617 = v614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v618 = v450 && v617;
+  const bool v619 = v616 < v1;
+  const bool v620 = v618 && v619;
+  if (v620) {
+    const float v621 = v455.x[4];
+    const float v622 = v621 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v623 = iron_f32_to_bf16(v622);
+    const unsigned int v624 = v614 * v1;
+    const unsigned int v625 = v624 + v616;
+    out[v625] = v623;
+  }
+  const unsigned int v626 = static_cast<unsigned int>(v455.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v627 = v560 + v626;
+  const unsigned int v628 = static_cast<unsigned int>(v455.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v629 = v26 + v628;
+  const bool v630 = v627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v631 = v450 && v630;
+  const bool v632 = v629 < v1;
+  const bool v633 = v631 && v632;
+  if (v633) {
+    const float v634 = v455.x[5];
+    const float v635 = v634 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v636 = iron_f32_to_bf16(v635);
+    const unsigned int v637 = v627 * v1;
+    const unsigned int v638 = v637 + v629;
+    out[v638] = v636;
+  }
+  const unsigned int v639 = static_cast<unsigned int>(v455.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v640 = v560 + v639;
+  const unsigned int v641 = static_cast<unsigned int>(v455.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v642 = v26 + v641;
+  const bool v643 = v640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v644 = v450 && v643;
+  const bool v645 = v642 < v1;
+  const bool v646 = v644 && v645;
+  if (v646) {
+    const float v647 = v455.x[6];
+    const float v648 = v647 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v649 = iron_f32_to_bf16(v648);
+    const unsigned int v650 = v640 * v1;
+    const unsigned int v651 = v650 + v642;
+    out[v651] = v649;
+  }
+  const unsigned int v652 = static_cast<unsigned int>(v455.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v653 = v560 + v652;
+  const unsigned int v654 = static_cast<unsigned int>(v455.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v655 = v26 + v654;
+  const bool v656 = v653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v657 = v450 && v656;
+  const bool v658 = v655 < v1;
+  const bool v659 = v657 && v658;
+  if (v659) {
+    const float v660 = v455.x[7];
+    const float v661 = v660 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v662 = iron_f32_to_bf16(v661);
+    const unsigned int v663 = v653 * v1;
+    const unsigned int v664 = v663 + v655;
+    out[v664] = v662;
+  }
+  const unsigned int v665 = static_cast<unsigned int>(v455.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v666 = v560 + v665;
+  const unsigned int v667 = static_cast<unsigned int>(v455.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v668 = v26 + v667;
+  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v670 = v450 && v669;
+  const bool v671 = v668 < v1;
+  const bool v672 = v670 && v671;
+  if (v672) {
+    const float v673 = v455.x[8];
+    const float v674 = v673 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v675 = iron_f32_to_bf16(v674);
+    const unsigned int v676 = v666 * v1;
+    const unsigned int v677 = v676 + v668;
+    out[v677] = v675;
+  }
+  const unsigned int v678 = static_cast<unsigned int>(v455.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v679 = v560 + v678;
+  const unsigned int v680 = static_cast<unsigned int>(v455.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v681 = v26 + v680;
+  const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v683 = v450 && v682;
+  const bool v684 = v681 < v1;
+  const bool v685 = v683 && v684;
+  if (v685) {
+    const float v686 = v455.x[9];
+    const float v687 = v686 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v688 = iron_f32_to_bf16(v687);
+    const unsigned int v689 = v679 * v1;
+    const unsigned int v690 = v689 + v681;
+    out[v690] = v688;
+  }
+  const unsigned int v691 = static_cast<unsigned int>(v455.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v692 = v560 + v691;
+  const unsigned int v693 = static_cast<unsigned int>(v455.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v694 = v26 + v693;
+  const bool v695 = v692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v696 = v450 && v695;
+  const bool v697 = v694 < v1;
+  const bool v698 = v696 && v697;
+  if (v698) {
+    const float v699 = v455.x[10];
+    const float v700 = v699 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v701 = iron_f32_to_bf16(v700);
+    const unsigned int v702 = v692 * v1;
+    const unsigned int v703 = v702 + v694;
+    out[v703] = v701;
+  }
+  const unsigned int v704 = static_cast<unsigned int>(v455.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v705 = v560 + v704;
+  const unsigned int v706 = static_cast<unsigned int>(v455.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v707 = v26 + v706;
+  const bool v708 = v705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v709 = v450 && v708;
+  const bool v710 = v707 < v1;
+  const bool v711 = v709 && v710;
+  if (v711) {
+    const float v712 = v455.x[11];
+    const float v713 = v712 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v714 = iron_f32_to_bf16(v713);
+    const unsigned int v715 = v705 * v1;
+    const unsigned int v716 = v715 + v707;
+    out[v716] = v714;
+  }
+  const unsigned int v717 = static_cast<unsigned int>(v455.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v718 = v560 + v717;
+  const unsigned int v719 = static_cast<unsigned int>(v455.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v720 = v26 + v719;
+  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v722 = v450 && v721;
+  const bool v723 = v720 < v1;
+  const bool v724 = v722 && v723;
+  if (v724) {
+    const float v725 = v455.x[12];
+    const float v726 = v725 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v727 = iron_f32_to_bf16(v726);
+    const unsigned int v728 = v718 * v1;
+    const unsigned int v729 = v728 + v720;
+    out[v729] = v727;
+  }
+  const unsigned int v730 = static_cast<unsigned int>(v455.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v731 = v560 + v730;
+  const unsigned int v732 = static_cast<unsigned int>(v455.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v733 = v26 + v732;
+  const bool v734 = v731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v735 = v450 && v734;
+  const bool v736 = v733 < v1;
+  const bool v737 = v735 && v736;
+  if (v737) {
+    const float v738 = v455.x[13];
+    const float v739 = v738 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v740 = iron_f32_to_bf16(v739);
+    const unsigned int v741 = v731 * v1;
+    const unsigned int v742 = v741 + v733;
+    out[v742] = v740;
+  }
+  const unsigned int v743 = static_cast<unsigned int>(v455.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v744 = v560 + v743;
+  const unsigned int v745 = static_cast<unsigned int>(v455.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v746 = v26 + v745;
+  const bool v747 = v744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v748 = v450 && v747;
+  const bool v749 = v746 < v1;
+  const bool v750 = v748 && v749;
+  if (v750) {
+    const float v751 = v455.x[14];
+    const float v752 = v751 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v753 = iron_f32_to_bf16(v752);
+    const unsigned int v754 = v744 * v1;
+    const unsigned int v755 = v754 + v746;
+    out[v755] = v753;
+  }
+  const unsigned int v756 = static_cast<unsigned int>(v455.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v757 = v560 + v756;
+  const unsigned int v758 = static_cast<unsigned int>(v455.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v759 = v26 + v758;
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v761 = v450 && v760;
+  const bool v762 = v759 < v1;
+  const bool v763 = v761 && v762;
+  if (v763) {
+    const float v764 = v455.x[15];
+    const float v765 = v764 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v766 = iron_f32_to_bf16(v765);
+    const unsigned int v767 = v757 * v1;
+    const unsigned int v768 = v767 + v759;
+    out[v768] = v766;
+  }
+  const unsigned int v769 = static_cast<unsigned int>(v455.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v770 = v560 + v769;
+  const unsigned int v771 = static_cast<unsigned int>(v455.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v772 = v26 + v771;
+  const bool v773 = v770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v774 = v450 && v773;
+  const bool v775 = v772 < v1;
+  const bool v776 = v774 && v775;
+  if (v776) {
+    const float v777 = v455.x[16];
+    const float v778 = v777 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v779 = iron_f32_to_bf16(v778);
+    const unsigned int v780 = v770 * v1;
+    const unsigned int v781 = v780 + v772;
+    out[v781] = v779;
+  }
+  const unsigned int v782 = static_cast<unsigned int>(v455.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v783 = v560 + v782;
+  const unsigned int v784 = static_cast<unsigned int>(v455.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v785 = v26 + v784;
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v787 = v450 && v786;
+  const bool v788 = v785 < v1;
+  const bool v789 = v787 && v788;
+  if (v789) {
+    const float v790 = v455.x[17];
+    const float v791 = v790 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v792 = iron_f32_to_bf16(v791);
+    const unsigned int v793 = v783 * v1;
+    const unsigned int v794 = v793 + v785;
+    out[v794] = v792;
+  }
+  const unsigned int v795 = static_cast<unsigned int>(v455.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v796 = v560 + v795;
+  const unsigned int v797 = static_cast<unsigned int>(v455.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v798 = v26 + v797;
+  const bool v799 = v796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v800 = v450 && v799;
+  const bool v801 = v798 < v1;
+  const bool v802 = v800 && v801;
+  if (v802) {
+    const float v803 = v455.x[18];
+    const float v804 = v803 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v805 = iron_f32_to_bf16(v804);
+    const unsigned int v806 = v796 * v1;
+    const unsigned int v807 = v806 + v798;
+    out[v807] = v805;
+  }
+  const unsigned int v808 = static_cast<unsigned int>(v455.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v809 = v560 + v808;
+  const unsigned int v810 = static_cast<unsigned int>(v455.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v811 = v26 + v810;
+  const bool v812 = v809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v813 = v450 && v812;
+  const bool v814 = v811 < v1;
+  const bool v815 = v813 && v814;
+  if (v815) {
+    const float v816 = v455.x[19];
+    const float v817 = v816 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v818 = iron_f32_to_bf16(v817);
+    const unsigned int v819 = v809 * v1;
+    const unsigned int v820 = v819 + v811;
+    out[v820] = v818;
+  }
+  const unsigned int v821 = static_cast<unsigned int>(v455.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v822 = v560 + v821;
+  const unsigned int v823 = static_cast<unsigned int>(v455.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v824 = v26 + v823;
+  const bool v825 = v822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v826 = v450 && v825;
+  const bool v827 = v824 < v1;
+  const bool v828 = v826 && v827;
+  if (v828) {
+    const float v829 = v455.x[20];
+    const float v830 = v829 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v831 = iron_f32_to_bf16(v830);
+    const unsigned int v832 = v822 * v1;
+    const unsigned int v833 = v832 + v824;
+    out[v833] = v831;
+  }
+  const unsigned int v834 = static_cast<unsigned int>(v455.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v835 = v560 + v834;
+  const unsigned int v836 = static_cast<unsigned int>(v455.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v837 = v26 + v836;
+  const bool v838 = v835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v839 = v450 && v838;
+  const bool v840 = v837 < v1;
+  const bool v841 = v839 && v840;
+  if (v841) {
+    const float v842 = v455.x[21];
+    const float v843 = v842 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v844 = iron_f32_to_bf16(v843);
+    const unsigned int v845 = v835 * v1;
+    const unsigned int v846 = v845 + v837;
+    out[v846] = v844;
+  }
+  const unsigned int v847 = static_cast<unsigned int>(v455.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v848 = v560 + v847;
+  const unsigned int v849 = static_cast<unsigned int>(v455.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v850 = v26 + v849;
+  const bool v851 = v848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v852 = v450 && v851;
+  const bool v853 = v850 < v1;
+  const bool v854 = v852 && v853;
+  if (v854) {
+    const float v855 = v455.x[22];
+    const float v856 = v855 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v857 = iron_f32_to_bf16(v856);
+    const unsigned int v858 = v848 * v1;
+    const unsigned int v859 = v858 + v850;
+    out[v859] = v857;
+  }
+  const unsigned int v860 = static_cast<unsigned int>(v455.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v861 = v560 + v860;
+  const unsigned int v862 = static_cast<unsigned int>(v455.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v863 = v26 + v862;
+  const bool v864 = v861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v865 = v450 && v864;
+  const bool v866 = v863 < v1;
+  const bool v867 = v865 && v866;
+  if (v867) {
+    const float v868 = v455.x[23];
+    const float v869 = v868 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v870 = iron_f32_to_bf16(v869);
+    const unsigned int v871 = v861 * v1;
+    const unsigned int v872 = v871 + v863;
+    out[v872] = v870;
+  }
+  const unsigned int v873 = static_cast<unsigned int>(v455.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v874 = v560 + v873;
+  const unsigned int v875 = static_cast<unsigned int>(v455.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v876 = v26 + v875;
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v878 = v450 && v877;
+  const bool v879 = v876 < v1;
+  const bool v880 = v878 && v879;
+  if (v880) {
+    const float v881 = v455.x[24];
+    const float v882 = v881 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v883 = iron_f32_to_bf16(v882);
+    const unsigned int v884 = v874 * v1;
+    const unsigned int v885 = v884 + v876;
+    out[v885] = v883;
+  }
+  const unsigned int v886 = static_cast<unsigned int>(v455.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v887 = v560 + v886;
+  const unsigned int v888 = static_cast<unsigned int>(v455.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v889 = v26 + v888;
+  const bool v890 = v887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v891 = v450 && v890;
+  const bool v892 = v889 < v1;
+  const bool v893 = v891 && v892;
+  if (v893) {
+    const float v894 = v455.x[25];
+    const float v895 = v894 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v896 = iron_f32_to_bf16(v895);
+    const unsigned int v897 = v887 * v1;
+    const unsigned int v898 = v897 + v889;
+    out[v898] = v896;
+  }
+  const unsigned int v899 = static_cast<unsigned int>(v455.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v900 = v560 + v899;
+  const unsigned int v901 = static_cast<unsigned int>(v455.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v902 = v26 + v901;
+  const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v904 = v450 && v903;
+  const bool v905 = v902 < v1;
+  const bool v906 = v904 && v905;
+  if (v906) {
+    const float v907 = v455.x[26];
+    const float v908 = v907 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v909 = iron_f32_to_bf16(v908);
+    const unsigned int v910 = v900 * v1;
+    const unsigned int v911 = v910 + v902;
+    out[v911] = v909;
+  }
+  const unsigned int v912 = static_cast<unsigned int>(v455.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v913 = v560 + v912;
+  const unsigned int v914 = static_cast<unsigned int>(v455.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v915 = v26 + v914;
+  const bool v916 = v913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v917 = v450 && v916;
+  const bool v918 = v915 < v1;
+  const bool v919 = v917 && v918;
+  if (v919) {
+    const float v920 = v455.x[27];
+    const float v921 = v920 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v922 = iron_f32_to_bf16(v921);
+    const unsigned int v923 = v913 * v1;
+    const unsigned int v924 = v923 + v915;
+    out[v924] = v922;
+  }
+  const unsigned int v925 = static_cast<unsigned int>(v455.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v926 = v560 + v925;
+  const unsigned int v927 = static_cast<unsigned int>(v455.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v928 = v26 + v927;
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v930 = v450 && v929;
+  const bool v931 = v928 < v1;
+  const bool v932 = v930 && v931;
+  if (v932) {
+    const float v933 = v455.x[28];
+    const float v934 = v933 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v935 = iron_f32_to_bf16(v934);
+    const unsigned int v936 = v926 * v1;
+    const unsigned int v937 = v936 + v928;
+    out[v937] = v935;
+  }
+  const unsigned int v938 = static_cast<unsigned int>(v455.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v939 = v560 + v938;
+  const unsigned int v940 = static_cast<unsigned int>(v455.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v941 = v26 + v940;
+  const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v943 = v450 && v942;
+  const bool v944 = v941 < v1;
+  const bool v945 = v943 && v944;
+  if (v945) {
+    const float v946 = v455.x[29];
+    const float v947 = v946 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v948 = iron_f32_to_bf16(v947);
+    const unsigned int v949 = v939 * v1;
+    const unsigned int v950 = v949 + v941;
+    out[v950] = v948;
+  }
+  const unsigned int v951 = static_cast<unsigned int>(v455.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v952 = v560 + v951;
+  const unsigned int v953 = static_cast<unsigned int>(v455.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v954 = v26 + v953;
+  const bool v955 = v952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v956 = v450 && v955;
+  const bool v957 = v954 < v1;
+  const bool v958 = v956 && v957;
+  if (v958) {
+    const float v959 = v455.x[30];
+    const float v960 = v959 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v961 = iron_f32_to_bf16(v960);
+    const unsigned int v962 = v952 * v1;
+    const unsigned int v963 = v962 + v954;
+    out[v963] = v961;
+  }
+  const unsigned int v964 = static_cast<unsigned int>(v455.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v965 = v560 + v964;
+  const unsigned int v966 = static_cast<unsigned int>(v455.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v967 = v26 + v966;
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v969 = v450 && v968;
+  const bool v970 = v967 < v1;
+  const bool v971 = v969 && v970;
+  if (v971) {
+    const float v972 = v455.x[31];
+    const float v973 = v972 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v974 = iron_f32_to_bf16(v973);
+    const unsigned int v975 = v965 * v1;
+    const unsigned int v976 = v975 + v967;
+    out[v976] = v974;
+  }
+  const unsigned int v977 = static_cast<unsigned int>(v455.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v978 = v560 + v977;
+  const unsigned int v979 = static_cast<unsigned int>(v455.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v980 = v26 + v979;
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v982 = v450 && v981;
+  const bool v983 = v980 < v1;
+  const bool v984 = v982 && v983;
+  if (v984) {
+    const float v985 = v455.x[32];
+    const float v986 = v985 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v987 = iron_f32_to_bf16(v986);
+    const unsigned int v988 = v978 * v1;
+    const unsigned int v989 = v988 + v980;
+    out[v989] = v987;
+  }
+  const unsigned int v990 = static_cast<unsigned int>(v455.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v991 = v560 + v990;
+  const unsigned int v992 = static_cast<unsigned int>(v455.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v993 = v26 + v992;
+  const bool v994 = v991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v995 = v450 && v994;
+  const bool v996 = v993 < v1;
+  const bool v997 = v995 && v996;
+  if (v997) {
+    const float v998 = v455.x[33];
+    const float v999 = v998 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1000 = iron_f32_to_bf16(v999);
+    const unsigned int v1001 = v991 * v1;
+    const unsigned int v1002 = v1001 + v993;
+    out[v1002] = v1000;
+  }
+  const unsigned int v1003 = static_cast<unsigned int>(v455.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1004 = v560 + v1003;
+  const unsigned int v1005 = static_cast<unsigned int>(v455.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1006 = v26 + v1005;
+  const bool v1007 = v1004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1008 = v450 && v1007;
+  const bool v1009 = v1006 < v1;
+  const bool v1010 = v1008 && v1009;
+  if (v1010) {
+    const float v1011 = v455.x[34];
+    const float v1012 = v1011 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1013 = iron_f32_to_bf16(v1012);
+    const unsigned int v1014 = v1004 * v1;
+    const unsigned int v1015 = v1014 + v1006;
+    out[v1015] = v1013;
+  }
+  const unsigned int v1016 = static_cast<unsigned int>(v455.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1017 = v560 + v1016;
+  const unsigned int v1018 = static_cast<unsigned int>(v455.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1019 = v26 + v1018;
+  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1021 = v450 && v1020;
+  const bool v1022 = v1019 < v1;
+  const bool v1023 = v1021 && v1022;
+  if (v1023) {
+    const float v1024 = v455.x[35];
+    const float v1025 = v1024 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1026 = iron_f32_to_bf16(v1025);
+    const unsigned int v1027 = v1017 * v1;
+    const unsigned int v1028 = v1027 + v1019;
+    out[v1028] = v1026;
+  }
+  const unsigned int v1029 = static_cast<unsigned int>(v455.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1030 = v560 + v1029;
+  const unsigned int v1031 = static_cast<unsigned int>(v455.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1032 = v26 + v1031;
+  const bool v1033 = v1030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1034 = v450 && v1033;
+  const bool v1035 = v1032 < v1;
+  const bool v1036 = v1034 && v1035;
+  if (v1036) {
+    const float v1037 = v455.x[36];
+    const float v1038 = v1037 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1039 = iron_f32_to_bf16(v1038);
+    const unsigned int v1040 = v1030 * v1;
+    const unsigned int v1041 = v1040 + v1032;
+    out[v1041] = v1039;
+  }
+  const unsigned int v1042 = static_cast<unsigned int>(v455.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1043 = v560 + v1042;
+  const unsigned int v1044 = static_cast<unsigned int>(v455.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1045 = v26 + v1044;
+  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1047 = v450 && v1046;
+  const bool v1048 = v1045 < v1;
+  const bool v1049 = v1047 && v1048;
+  if (v1049) {
+    const float v1050 = v455.x[37];
+    const float v1051 = v1050 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1052 = iron_f32_to_bf16(v1051);
+    const unsigned int v1053 = v1043 * v1;
+    const unsigned int v1054 = v1053 + v1045;
+    out[v1054] = v1052;
+  }
+  const unsigned int v1055 = static_cast<unsigned int>(v455.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1056 = v560 + v1055;
+  const unsigned int v1057 = static_cast<unsigned int>(v455.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1058 = v26 + v1057;
+  const bool v1059 = v1056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1060 = v450 && v1059;
+  const bool v1061 = v1058 < v1;
+  const bool v1062 = v1060 && v1061;
+  if (v1062) {
+    const float v1063 = v455.x[38];
+    const float v1064 = v1063 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1065 = iron_f32_to_bf16(v1064);
+    const unsigned int v1066 = v1056 * v1;
+    const unsigned int v1067 = v1066 + v1058;
+    out[v1067] = v1065;
+  }
+  const unsigned int v1068 = static_cast<unsigned int>(v455.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1069 = v560 + v1068;
+  const unsigned int v1070 = static_cast<unsigned int>(v455.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1071 = v26 + v1070;
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1073 = v450 && v1072;
+  const bool v1074 = v1071 < v1;
+  const bool v1075 = v1073 && v1074;
+  if (v1075) {
+    const float v1076 = v455.x[39];
+    const float v1077 = v1076 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1078 = iron_f32_to_bf16(v1077);
+    const unsigned int v1079 = v1069 * v1;
+    const unsigned int v1080 = v1079 + v1071;
+    out[v1080] = v1078;
+  }
+  const unsigned int v1081 = static_cast<unsigned int>(v455.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1082 = v560 + v1081;
+  const unsigned int v1083 = static_cast<unsigned int>(v455.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1084 = v26 + v1083;
+  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1086 = v450 && v1085;
+  const bool v1087 = v1084 < v1;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v455.x[40];
+    const float v1090 = v1089 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1091 = iron_f32_to_bf16(v1090);
+    const unsigned int v1092 = v1082 * v1;
+    const unsigned int v1093 = v1092 + v1084;
+    out[v1093] = v1091;
+  }
+  const unsigned int v1094 = static_cast<unsigned int>(v455.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1095 = v560 + v1094;
+  const unsigned int v1096 = static_cast<unsigned int>(v455.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1097 = v26 + v1096;
+  const bool v1098 = v1095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1099 = v450 && v1098;
+  const bool v1100 = v1097 < v1;
+  const bool v1101 = v1099 && v1100;
+  if (v1101) {
+    const float v1102 = v455.x[41];
+    const float v1103 = v1102 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1104 = iron_f32_to_bf16(v1103);
+    const unsigned int v1105 = v1095 * v1;
+    const unsigned int v1106 = v1105 + v1097;
+    out[v1106] = v1104;
+  }
+  const unsigned int v1107 = static_cast<unsigned int>(v455.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1108 = v560 + v1107;
+  const unsigned int v1109 = static_cast<unsigned int>(v455.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1110 = v26 + v1109;
+  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1112 = v450 && v1111;
+  const bool v1113 = v1110 < v1;
+  const bool v1114 = v1112 && v1113;
+  if (v1114) {
+    const float v1115 = v455.x[42];
+    const float v1116 = v1115 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1117 = iron_f32_to_bf16(v1116);
+    const unsigned int v1118 = v1108 * v1;
+    const unsigned int v1119 = v1118 + v1110;
+    out[v1119] = v1117;
+  }
+  const unsigned int v1120 = static_cast<unsigned int>(v455.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1121 = v560 + v1120;
+  const unsigned int v1122 = static_cast<unsigned int>(v455.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1123 = v26 + v1122;
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1125 = v450 && v1124;
+  const bool v1126 = v1123 < v1;
+  const bool v1127 = v1125 && v1126;
+  if (v1127) {
+    const float v1128 = v455.x[43];
+    const float v1129 = v1128 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1130 = iron_f32_to_bf16(v1129);
+    const unsigned int v1131 = v1121 * v1;
+    const unsigned int v1132 = v1131 + v1123;
+    out[v1132] = v1130;
+  }
+  const unsigned int v1133 = static_cast<unsigned int>(v455.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1134 = v560 + v1133;
+  const unsigned int v1135 = static_cast<unsigned int>(v455.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1136 = v26 + v1135;
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1138 = v450 && v1137;
+  const bool v1139 = v1136 < v1;
+  const bool v1140 = v1138 && v1139;
+  if (v1140) {
+    const float v1141 = v455.x[44];
+    const float v1142 = v1141 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1143 = iron_f32_to_bf16(v1142);
+    const unsigned int v1144 = v1134 * v1;
+    const unsigned int v1145 = v1144 + v1136;
+    out[v1145] = v1143;
+  }
+  const unsigned int v1146 = static_cast<unsigned int>(v455.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1147 = v560 + v1146;
+  const unsigned int v1148 = static_cast<unsigned int>(v455.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1149 = v26 + v1148;
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1151 = v450 && v1150;
+  const bool v1152 = v1149 < v1;
+  const bool v1153 = v1151 && v1152;
+  if (v1153) {
+    const float v1154 = v455.x[45];
+    const float v1155 = v1154 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1156 = iron_f32_to_bf16(v1155);
+    const unsigned int v1157 = v1147 * v1;
+    const unsigned int v1158 = v1157 + v1149;
+    out[v1158] = v1156;
+  }
+  const unsigned int v1159 = static_cast<unsigned int>(v455.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1160 = v560 + v1159;
+  const unsigned int v1161 = static_cast<unsigned int>(v455.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1162 = v26 + v1161;
+  const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1164 = v450 && v1163;
+  const bool v1165 = v1162 < v1;
+  const bool v1166 = v1164 && v1165;
+  if (v1166) {
+    const float v1167 = v455.x[46];
+    const float v1168 = v1167 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1169 = iron_f32_to_bf16(v1168);
+    const unsigned int v1170 = v1160 * v1;
+    const unsigned int v1171 = v1170 + v1162;
+    out[v1171] = v1169;
+  }
+  const unsigned int v1172 = static_cast<unsigned int>(v455.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1173 = v560 + v1172;
+  const unsigned int v1174 = static_cast<unsigned int>(v455.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1175 = v26 + v1174;
+  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1177 = v450 && v1176;
+  const bool v1178 = v1175 < v1;
+  const bool v1179 = v1177 && v1178;
+  if (v1179) {
+    const float v1180 = v455.x[47];
+    const float v1181 = v1180 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1182 = iron_f32_to_bf16(v1181);
+    const unsigned int v1183 = v1173 * v1;
+    const unsigned int v1184 = v1183 + v1175;
+    out[v1184] = v1182;
+  }
+  const unsigned int v1185 = static_cast<unsigned int>(v455.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1186 = v560 + v1185;
+  const unsigned int v1187 = static_cast<unsigned int>(v455.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1188 = v26 + v1187;
+  const bool v1189 = v1186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1190 = v450 && v1189;
+  const bool v1191 = v1188 < v1;
+  const bool v1192 = v1190 && v1191;
+  if (v1192) {
+    const float v1193 = v455.x[48];
+    const float v1194 = v1193 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1195 = iron_f32_to_bf16(v1194);
+    const unsigned int v1196 = v1186 * v1;
+    const unsigned int v1197 = v1196 + v1188;
+    out[v1197] = v1195;
+  }
+  const unsigned int v1198 = static_cast<unsigned int>(v455.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1199 = v560 + v1198;
+  const unsigned int v1200 = static_cast<unsigned int>(v455.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1201 = v26 + v1200;
+  const bool v1202 = v1199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1203 = v450 && v1202;
+  const bool v1204 = v1201 < v1;
+  const bool v1205 = v1203 && v1204;
+  if (v1205) {
+    const float v1206 = v455.x[49];
+    const float v1207 = v1206 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1208 = iron_f32_to_bf16(v1207);
+    const unsigned int v1209 = v1199 * v1;
+    const unsigned int v1210 = v1209 + v1201;
+    out[v1210] = v1208;
+  }
+  const unsigned int v1211 = static_cast<unsigned int>(v455.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1212 = v560 + v1211;
+  const unsigned int v1213 = static_cast<unsigned int>(v455.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1214 = v26 + v1213;
+  const bool v1215 = v1212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1216 = v450 && v1215;
+  const bool v1217 = v1214 < v1;
+  const bool v1218 = v1216 && v1217;
+  if (v1218) {
+    const float v1219 = v455.x[50];
+    const float v1220 = v1219 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1221 = iron_f32_to_bf16(v1220);
+    const unsigned int v1222 = v1212 * v1;
+    const unsigned int v1223 = v1222 + v1214;
+    out[v1223] = v1221;
+  }
+  const unsigned int v1224 = static_cast<unsigned int>(v455.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1225 = v560 + v1224;
+  const unsigned int v1226 = static_cast<unsigned int>(v455.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1227 = v26 + v1226;
+  const bool v1228 = v1225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1229 = v450 && v1228;
+  const bool v1230 = v1227 < v1;
+  const bool v1231 = v1229 && v1230;
+  if (v1231) {
+    const float v1232 = v455.x[51];
+    const float v1233 = v1232 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1234 = iron_f32_to_bf16(v1233);
+    const unsigned int v1235 = v1225 * v1;
+    const unsigned int v1236 = v1235 + v1227;
+    out[v1236] = v1234;
+  }
+  const unsigned int v1237 = static_cast<unsigned int>(v455.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1238 = v560 + v1237;
+  const unsigned int v1239 = static_cast<unsigned int>(v455.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1240 = v26 + v1239;
+  const bool v1241 = v1238 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1242 = v450 && v1241;
+  const bool v1243 = v1240 < v1;
+  const bool v1244 = v1242 && v1243;
+  if (v1244) {
+    const float v1245 = v455.x[52];
+    const float v1246 = v1245 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1247 = iron_f32_to_bf16(v1246);
+    const unsigned int v1248 = v1238 * v1;
+    const unsigned int v1249 = v1248 + v1240;
+    out[v1249] = v1247;
+  }
+  const unsigned int v1250 = static_cast<unsigned int>(v455.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1251 = v560 + v1250;
+  const unsigned int v1252 = static_cast<unsigned int>(v455.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1253 = v26 + v1252;
+  const bool v1254 = v1251 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1255 = v450 && v1254;
+  const bool v1256 = v1253 < v1;
+  const bool v1257 = v1255 && v1256;
+  if (v1257) {
+    const float v1258 = v455.x[53];
+    const float v1259 = v1258 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1260 = iron_f32_to_bf16(v1259);
+    const unsigned int v1261 = v1251 * v1;
+    const unsigned int v1262 = v1261 + v1253;
+    out[v1262] = v1260;
+  }
+  const unsigned int v1263 = static_cast<unsigned int>(v455.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1264 = v560 + v1263;
+  const unsigned int v1265 = static_cast<unsigned int>(v455.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1266 = v26 + v1265;
+  const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1268 = v450 && v1267;
+  const bool v1269 = v1266 < v1;
+  const bool v1270 = v1268 && v1269;
+  if (v1270) {
+    const float v1271 = v455.x[54];
+    const float v1272 = v1271 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1273 = iron_f32_to_bf16(v1272);
+    const unsigned int v1274 = v1264 * v1;
+    const unsigned int v1275 = v1274 + v1266;
+    out[v1275] = v1273;
+  }
+  const unsigned int v1276 = static_cast<unsigned int>(v455.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1277 = v560 + v1276;
+  const unsigned int v1278 = static_cast<unsigned int>(v455.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1279 = v26 + v1278;
+  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1281 = v450 && v1280;
+  const bool v1282 = v1279 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v455.x[55];
+    const float v1285 = v1284 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1286 = iron_f32_to_bf16(v1285);
+    const unsigned int v1287 = v1277 * v1;
+    const unsigned int v1288 = v1287 + v1279;
+    out[v1288] = v1286;
+  }
+  const unsigned int v1289 = static_cast<unsigned int>(v455.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1290 = v560 + v1289;
+  const unsigned int v1291 = static_cast<unsigned int>(v455.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1292 = v26 + v1291;
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1294 = v450 && v1293;
+  const bool v1295 = v1292 < v1;
+  const bool v1296 = v1294 && v1295;
+  if (v1296) {
+    const float v1297 = v455.x[56];
+    const float v1298 = v1297 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1299 = iron_f32_to_bf16(v1298);
+    const unsigned int v1300 = v1290 * v1;
+    const unsigned int v1301 = v1300 + v1292;
+    out[v1301] = v1299;
+  }
+  const unsigned int v1302 = static_cast<unsigned int>(v455.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1303 = v560 + v1302;
+  const unsigned int v1304 = static_cast<unsigned int>(v455.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1305 = v26 + v1304;
+  const bool v1306 = v1303 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1307 = v450 && v1306;
+  const bool v1308 = v1305 < v1;
+  const bool v1309 = v1307 && v1308;
+  if (v1309) {
+    const float v1310 = v455.x[57];
+    const float v1311 = v1310 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1312 = iron_f32_to_bf16(v1311);
+    const unsigned int v1313 = v1303 * v1;
+    const unsigned int v1314 = v1313 + v1305;
+    out[v1314] = v1312;
+  }
+  const unsigned int v1315 = static_cast<unsigned int>(v455.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1316 = v560 + v1315;
+  const unsigned int v1317 = static_cast<unsigned int>(v455.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1318 = v26 + v1317;
+  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1320 = v450 && v1319;
+  const bool v1321 = v1318 < v1;
+  const bool v1322 = v1320 && v1321;
+  if (v1322) {
+    const float v1323 = v455.x[58];
+    const float v1324 = v1323 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1325 = iron_f32_to_bf16(v1324);
+    const unsigned int v1326 = v1316 * v1;
+    const unsigned int v1327 = v1326 + v1318;
+    out[v1327] = v1325;
+  }
+  const unsigned int v1328 = static_cast<unsigned int>(v455.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1329 = v560 + v1328;
+  const unsigned int v1330 = static_cast<unsigned int>(v455.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1331 = v26 + v1330;
+  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1333 = v450 && v1332;
+  const bool v1334 = v1331 < v1;
+  const bool v1335 = v1333 && v1334;
+  if (v1335) {
+    const float v1336 = v455.x[59];
+    const float v1337 = v1336 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1338 = iron_f32_to_bf16(v1337);
+    const unsigned int v1339 = v1329 * v1;
+    const unsigned int v1340 = v1339 + v1331;
+    out[v1340] = v1338;
+  }
+  const unsigned int v1341 = static_cast<unsigned int>(v455.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1342 = v560 + v1341;
+  const unsigned int v1343 = static_cast<unsigned int>(v455.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1344 = v26 + v1343;
+  const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1346 = v450 && v1345;
+  const bool v1347 = v1344 < v1;
+  const bool v1348 = v1346 && v1347;
+  if (v1348) {
+    const float v1349 = v455.x[60];
+    const float v1350 = v1349 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1351 = iron_f32_to_bf16(v1350);
+    const unsigned int v1352 = v1342 * v1;
+    const unsigned int v1353 = v1352 + v1344;
+    out[v1353] = v1351;
+  }
+  const unsigned int v1354 = static_cast<unsigned int>(v455.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1355 = v560 + v1354;
+  const unsigned int v1356 = static_cast<unsigned int>(v455.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1357 = v26 + v1356;
+  const bool v1358 = v1355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1359 = v450 && v1358;
+  const bool v1360 = v1357 < v1;
+  const bool v1361 = v1359 && v1360;
+  if (v1361) {
+    const float v1362 = v455.x[61];
+    const float v1363 = v1362 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1364 = iron_f32_to_bf16(v1363);
+    const unsigned int v1365 = v1355 * v1;
+    const unsigned int v1366 = v1365 + v1357;
+    out[v1366] = v1364;
+  }
+  const unsigned int v1367 = static_cast<unsigned int>(v455.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1368 = v560 + v1367;
+  const unsigned int v1369 = static_cast<unsigned int>(v455.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1370 = v26 + v1369;
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1372 = v450 && v1371;
+  const bool v1373 = v1370 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v455.x[62];
+    const float v1376 = v1375 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1377 = iron_f32_to_bf16(v1376);
+    const unsigned int v1378 = v1368 * v1;
+    const unsigned int v1379 = v1378 + v1370;
+    out[v1379] = v1377;
+  }
+  const unsigned int v1380 = static_cast<unsigned int>(v455.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1381 = v560 + v1380;
+  const unsigned int v1382 = static_cast<unsigned int>(v455.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1383 = v26 + v1382;
+  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1385 = v450 && v1384;
+  const bool v1386 = v1383 < v1;
+  const bool v1387 = v1385 && v1386;
+  if (v1387) {
+    const float v1388 = v455.x[63];
+    const float v1389 = v1388 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1390 = iron_f32_to_bf16(v1389);
+    const unsigned int v1391 = v1381 * v1;
+    const unsigned int v1392 = v1391 + v1383;
+    out[v1392] = v1390;
+  }
+  const unsigned int v1394 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:620
+  iron_frag<float, 2, 16, 128> v1402;  // kernels/gemm/gemm_warpgroup.hpp:424
+  iron_frag_fill(v1402, 0.0f);
+  if (v464) {  // kernels/gemm/gemm_warpgroup.hpp:529
+    const bool v3862 = v446 < v2;  // kernels/gemm/gemm_warpgroup.hpp:530
+    if (v3862) {
+      const unsigned int v3866 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
+      const unsigned int v3869 = v449 << 5u;
+      const unsigned int v3870 = v3869 + v3866;
+      const unsigned int v3871 = v3870 >> 3u;
+      const unsigned int v3872 = v3870 & 7u;
+      const unsigned int v3873 = v3872 << 3u;
+      const unsigned int v3874 = v22 + v3871;
+      const bool v3876 = v3874 < v0;
+      const bool v3877 = v3873 < v2;
+      const bool v3878 = v3876 && v3877;
+      const unsigned int v3879 = v3874 * v2;
+      const unsigned int v3880 = v3879 + v3873;
+      const unsigned int v3881 = v3878 ? v3880 : v446;
+      const unsigned int v3882 = v3871 << 6u;
+      const unsigned int v3884 = v3882 + v3873;
+      iron_copy_async<16>(shm3 + (v3884 ^ (((v3884 >> 6u) & 7u) << 3u)), a + v3881, v3878);
+      const unsigned int v3886 = v3870 + 384u;
+      const unsigned int v3887 = v3886 >> 3u;
+      const unsigned int v3888 = v3886 & 7u;
+      const unsigned int v3889 = v3888 << 3u;
+      const unsigned int v3890 = v22 + v3887;
+      const bool v3892 = v3890 < v0;
+      const bool v3893 = v3889 < v2;
+      const bool v3894 = v3892 && v3893;
+      const unsigned int v3895 = v3890 * v2;
+      const unsigned int v3896 = v3895 + v3889;
+      const unsigned int v3897 = v3894 ? v3896 : v446;
+      const unsigned int v3898 = v3887 << 6u;
+      const unsigned int v3900 = v3898 + v3889;
+      iron_copy_async<16>(shm3 + (v3900 ^ (((v3900 >> 6u) & 7u) << 3u)), a + v3897, v3894);
+      const unsigned int v3902 = v3870 + 768u;
+      const bool v3904 = v3902 < 1024u;
+      if (v3904) {
+        const unsigned int v3905 = v3902 >> 3u;
+        const unsigned int v3906 = v3902 & 7u;
+        const unsigned int v3907 = v3906 << 3u;
+        const unsigned int v3908 = v22 + v3905;
+        const bool v3910 = v3908 < v0;
+        const bool v3911 = v3907 < v2;
+        const bool v3912 = v3910 && v3911;
+        const unsigned int v3913 = v3908 * v2;
+        const unsigned int v3914 = v3913 + v3907;
+        const unsigned int v3915 = v3912 ? v3914 : v446;
+        const unsigned int v3916 = v3905 << 6u;
+        const unsigned int v3918 = v3916 + v3907;
+        iron_copy_async<16>(shm3 + (v3918 ^ (((v3918 >> 6u) & 7u) << 3u)), a + v3915, v3912);
       }
-      const unsigned int v3818 = v3769 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3820 = v3769 & 15u;
-      const unsigned int v3821 = v3820 << 3u;
-      const unsigned int v3823 = v1293 + v3821;
-      const bool v3824 = v3818 < v2;
-      const bool v3825 = v3823 < v1;
-      const bool v3826 = v3824 && v3825;
-      const unsigned int v3827 = v3818 * v1;
-      const unsigned int v3828 = v3827 + v3823;
-      const unsigned int v3829 = v3826 ? v3828 : v345;
-      const unsigned int v3830 = v3818 << 7u;
-      const unsigned int v3832 = v3830 + v3821;
-      iron_copy_async<16>(shm4 + v3832, b + v3829, v3826);
-      const unsigned int v3833 = v3785 >> 4u;
-      const unsigned int v3834 = v3785 & 15u;
-      const unsigned int v3835 = v3834 << 3u;
-      const unsigned int v3837 = v1293 + v3835;
-      const bool v3838 = v3833 < v2;
-      const bool v3839 = v3837 < v1;
-      const bool v3840 = v3838 && v3839;
-      const unsigned int v3841 = v3833 * v1;
-      const unsigned int v3842 = v3841 + v3837;
-      const unsigned int v3843 = v3840 ? v3842 : v345;
-      const unsigned int v3844 = v3833 << 7u;
-      const unsigned int v3846 = v3844 + v3835;
-      iron_copy_async<16>(shm4 + v3846, b + v3843, v3840);
-      if (v3803) {
-        const unsigned int v3847 = v3801 >> 4u;
-        const unsigned int v3848 = v3801 & 15u;
-        const unsigned int v3849 = v3848 << 3u;
-        const unsigned int v3851 = v1293 + v3849;
-        const bool v3852 = v3847 < v2;
-        const bool v3853 = v3851 < v1;
-        const bool v3854 = v3852 && v3853;
-        const unsigned int v3855 = v3847 * v1;
-        const unsigned int v3856 = v3855 + v3851;
-        const unsigned int v3857 = v3854 ? v3856 : v345;
-        const unsigned int v3858 = v3847 << 7u;
-        const unsigned int v3860 = v3858 + v3849;
-        iron_copy_async<16>(shm4 + v3860, b + v3857, v3854);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
-    const bool v3863 = 64u < v2;
-    if (v3863) {
-      const unsigned int v3867 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
-      const unsigned int v3870 = v348 << 5u;
-      const unsigned int v3871 = v3870 + v3867;
-      const unsigned int v3872 = v3871 >> 3u;
-      const unsigned int v3873 = v3871 & 7u;
-      const unsigned int v3874 = v3873 << 3u;
-      const unsigned int v3875 = v22 + v3872;
-      const unsigned int v3876 = 64u + v3874;
-      const bool v3877 = v3875 < v0;
-      const bool v3878 = v3876 < v2;
-      const bool v3879 = v3877 && v3878;
-      const unsigned int v3880 = v3875 * v2;
-      const unsigned int v3881 = v3880 + v3876;
-      const unsigned int v3882 = v3879 ? v3881 : v345;
-      const unsigned int v3883 = v3872 << 6u;
-      const unsigned int v3884 = 8192u + v3883;
-      const unsigned int v3885 = v3884 + v3874;
-      iron_copy_async<16>(shm3 + (v3885 ^ (((v3885 >> 6u) & 7u) << 3u)), a + v3882, v3879);
-      const unsigned int v3887 = v3871 + 384u;
-      const unsigned int v3888 = v3887 >> 3u;
-      const unsigned int v3889 = v3887 & 7u;
-      const unsigned int v3890 = v3889 << 3u;
-      const unsigned int v3891 = v22 + v3888;
-      const unsigned int v3892 = 64u + v3890;
-      const bool v3893 = v3891 < v0;
-      const bool v3894 = v3892 < v2;
-      const bool v3895 = v3893 && v3894;
-      const unsigned int v3896 = v3891 * v2;
-      const unsigned int v3897 = v3896 + v3892;
-      const unsigned int v3898 = v3895 ? v3897 : v345;
-      const unsigned int v3899 = v3888 << 6u;
-      const unsigned int v3900 = 8192u + v3899;
-      const unsigned int v3901 = v3900 + v3890;
-      iron_copy_async<16>(shm3 + (v3901 ^ (((v3901 >> 6u) & 7u) << 3u)), a + v3898, v3895);
-      const unsigned int v3903 = v3871 + 768u;
-      const bool v3905 = v3903 < 1024u;
-      if (v3905) {
-        const unsigned int v3906 = v3903 >> 3u;
-        const unsigned int v3907 = v3903 & 7u;
-        const unsigned int v3908 = v3907 << 3u;
-        const unsigned int v3909 = v22 + v3906;
-        const unsigned int v3910 = 64u + v3908;
-        const bool v3911 = v3909 < v0;
-        const bool v3912 = v3910 < v2;
-        const bool v3913 = v3911 && v3912;
-        const unsigned int v3914 = v3909 * v2;
-        const unsigned int v3915 = v3914 + v3910;
-        const unsigned int v3916 = v3913 ? v3915 : v345;
-        const unsigned int v3917 = v3906 << 6u;
-        const unsigned int v3918 = 8192u + v3917;
-        const unsigned int v3919 = v3918 + v3908;
-        iron_copy_async<16>(shm3 + (v3919 ^ (((v3919 >> 6u) & 7u) << 3u)), a + v3916, v3913);
-      }
-      const unsigned int v3920 = v3871 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3922 = v3871 & 15u;
-      const unsigned int v3923 = v3922 << 3u;
-      const unsigned int v3924 = 64u + v3920;
-      const unsigned int v3925 = v1293 + v3923;
-      const bool v3926 = v3924 < v2;
-      const bool v3927 = v3925 < v1;
-      const bool v3928 = v3926 && v3927;
-      const unsigned int v3929 = v3924 * v1;
-      const unsigned int v3930 = v3929 + v3925;
-      const unsigned int v3931 = v3928 ? v3930 : v345;
-      const unsigned int v3932 = v3920 << 7u;
-      const unsigned int v3933 = 8192u + v3932;
-      const unsigned int v3934 = v3933 + v3923;
-      iron_copy_async<16>(shm4 + v3934, b + v3931, v3928);
-      const unsigned int v3935 = v3887 >> 4u;
-      const unsigned int v3936 = v3887 & 15u;
-      const unsigned int v3937 = v3936 << 3u;
-      const unsigned int v3938 = 64u + v3935;
-      const unsigned int v3939 = v1293 + v3937;
-      const bool v3940 = v3938 < v2;
-      const bool v3941 = v3939 < v1;
-      const bool v3942 = v3940 && v3941;
-      const unsigned int v3943 = v3938 * v1;
-      const unsigned int v3944 = v3943 + v3939;
-      const unsigned int v3945 = v3942 ? v3944 : v345;
-      const unsigned int v3946 = v3935 << 7u;
-      const unsigned int v3947 = 8192u + v3946;
-      const unsigned int v3948 = v3947 + v3937;
-      iron_copy_async<16>(shm4 + v3948, b + v3945, v3942);
-      if (v3905) {
-        const unsigned int v3949 = v3903 >> 4u;
-        const unsigned int v3950 = v3903 & 15u;
-        const unsigned int v3951 = v3950 << 3u;
-        const unsigned int v3952 = 64u + v3949;
-        const unsigned int v3953 = v1293 + v3951;
-        const bool v3954 = v3952 < v2;
-        const bool v3955 = v3953 < v1;
-        const bool v3956 = v3954 && v3955;
-        const unsigned int v3957 = v3952 * v1;
-        const unsigned int v3958 = v3957 + v3953;
-        const unsigned int v3959 = v3956 ? v3958 : v345;
-        const unsigned int v3960 = v3949 << 7u;
-        const unsigned int v3961 = 8192u + v3960;
-        const unsigned int v3962 = v3961 + v3951;
-        iron_copy_async<16>(shm4 + v3962, b + v3959, v3956);
+      const unsigned int v3919 = v3870 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3921 = v3870 & 15u;
+      const unsigned int v3922 = v3921 << 3u;
+      const unsigned int v3924 = v1394 + v3922;
+      const bool v3925 = v3919 < v2;
+      const bool v3926 = v3924 < v1;
+      const bool v3927 = v3925 && v3926;
+      const unsigned int v3928 = v3919 * v1;
+      const unsigned int v3929 = v3928 + v3924;
+      const unsigned int v3930 = v3927 ? v3929 : v446;
+      const unsigned int v3931 = v3919 << 7u;
+      const unsigned int v3933 = v3931 + v3922;
+      iron_copy_async<16>(shm4 + v3933, b + v3930, v3927);
+      const unsigned int v3934 = v3886 >> 4u;
+      const unsigned int v3935 = v3886 & 15u;
+      const unsigned int v3936 = v3935 << 3u;
+      const unsigned int v3938 = v1394 + v3936;
+      const bool v3939 = v3934 < v2;
+      const bool v3940 = v3938 < v1;
+      const bool v3941 = v3939 && v3940;
+      const unsigned int v3942 = v3934 * v1;
+      const unsigned int v3943 = v3942 + v3938;
+      const unsigned int v3944 = v3941 ? v3943 : v446;
+      const unsigned int v3945 = v3934 << 7u;
+      const unsigned int v3947 = v3945 + v3936;
+      iron_copy_async<16>(shm4 + v3947, b + v3944, v3941);
+      if (v3904) {
+        const unsigned int v3948 = v3902 >> 4u;
+        const unsigned int v3949 = v3902 & 15u;
+        const unsigned int v3950 = v3949 << 3u;
+        const unsigned int v3952 = v1394 + v3950;
+        const bool v3953 = v3948 < v2;
+        const bool v3954 = v3952 < v1;
+        const bool v3955 = v3953 && v3954;
+        const unsigned int v3956 = v3948 * v1;
+        const unsigned int v3957 = v3956 + v3952;
+        const unsigned int v3958 = v3955 ? v3957 : v446;
+        const unsigned int v3959 = v3948 << 7u;
+        const unsigned int v3961 = v3959 + v3950;
+        iron_copy_async<16>(shm4 + v3961, b + v3958, v3955);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
+    const bool v3964 = 64u < v2;
+    if (v3964) {
+      const unsigned int v3968 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
+      const unsigned int v3971 = v449 << 5u;
+      const unsigned int v3972 = v3971 + v3968;
+      const unsigned int v3973 = v3972 >> 3u;
+      const unsigned int v3974 = v3972 & 7u;
+      const unsigned int v3975 = v3974 << 3u;
+      const unsigned int v3976 = v22 + v3973;
+      const unsigned int v3977 = 64u + v3975;
+      const bool v3978 = v3976 < v0;
+      const bool v3979 = v3977 < v2;
+      const bool v3980 = v3978 && v3979;
+      const unsigned int v3981 = v3976 * v2;
+      const unsigned int v3982 = v3981 + v3977;
+      const unsigned int v3983 = v3980 ? v3982 : v446;
+      const unsigned int v3984 = v3973 << 6u;
+      const unsigned int v3985 = 8192u + v3984;
+      const unsigned int v3986 = v3985 + v3975;
+      iron_copy_async<16>(shm3 + (v3986 ^ (((v3986 >> 6u) & 7u) << 3u)), a + v3983, v3980);
+      const unsigned int v3988 = v3972 + 384u;
+      const unsigned int v3989 = v3988 >> 3u;
+      const unsigned int v3990 = v3988 & 7u;
+      const unsigned int v3991 = v3990 << 3u;
+      const unsigned int v3992 = v22 + v3989;
+      const unsigned int v3993 = 64u + v3991;
+      const bool v3994 = v3992 < v0;
+      const bool v3995 = v3993 < v2;
+      const bool v3996 = v3994 && v3995;
+      const unsigned int v3997 = v3992 * v2;
+      const unsigned int v3998 = v3997 + v3993;
+      const unsigned int v3999 = v3996 ? v3998 : v446;
+      const unsigned int v4000 = v3989 << 6u;
+      const unsigned int v4001 = 8192u + v4000;
+      const unsigned int v4002 = v4001 + v3991;
+      iron_copy_async<16>(shm3 + (v4002 ^ (((v4002 >> 6u) & 7u) << 3u)), a + v3999, v3996);
+      const unsigned int v4004 = v3972 + 768u;
+      const bool v4006 = v4004 < 1024u;
+      if (v4006) {
+        const unsigned int v4007 = v4004 >> 3u;
+        const unsigned int v4008 = v4004 & 7u;
+        const unsigned int v4009 = v4008 << 3u;
+        const unsigned int v4010 = v22 + v4007;
+        const unsigned int v4011 = 64u + v4009;
+        const bool v4012 = v4010 < v0;
+        const bool v4013 = v4011 < v2;
+        const bool v4014 = v4012 && v4013;
+        const unsigned int v4015 = v4010 * v2;
+        const unsigned int v4016 = v4015 + v4011;
+        const unsigned int v4017 = v4014 ? v4016 : v446;
+        const unsigned int v4018 = v4007 << 6u;
+        const unsigned int v4019 = 8192u + v4018;
+        const unsigned int v4020 = v4019 + v4009;
+        iron_copy_async<16>(shm3 + (v4020 ^ (((v4020 >> 6u) & 7u) << 3u)), a + v4017, v4014);
+      }
+      const unsigned int v4021 = v3972 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v4023 = v3972 & 15u;
+      const unsigned int v4024 = v4023 << 3u;
+      const unsigned int v4025 = 64u + v4021;
+      const unsigned int v4026 = v1394 + v4024;
+      const bool v4027 = v4025 < v2;
+      const bool v4028 = v4026 < v1;
+      const bool v4029 = v4027 && v4028;
+      const unsigned int v4030 = v4025 * v1;
+      const unsigned int v4031 = v4030 + v4026;
+      const unsigned int v4032 = v4029 ? v4031 : v446;
+      const unsigned int v4033 = v4021 << 7u;
+      const unsigned int v4034 = 8192u + v4033;
+      const unsigned int v4035 = v4034 + v4024;
+      iron_copy_async<16>(shm4 + v4035, b + v4032, v4029);
+      const unsigned int v4036 = v3988 >> 4u;
+      const unsigned int v4037 = v3988 & 15u;
+      const unsigned int v4038 = v4037 << 3u;
+      const unsigned int v4039 = 64u + v4036;
+      const unsigned int v4040 = v1394 + v4038;
+      const bool v4041 = v4039 < v2;
+      const bool v4042 = v4040 < v1;
+      const bool v4043 = v4041 && v4042;
+      const unsigned int v4044 = v4039 * v1;
+      const unsigned int v4045 = v4044 + v4040;
+      const unsigned int v4046 = v4043 ? v4045 : v446;
+      const unsigned int v4047 = v4036 << 7u;
+      const unsigned int v4048 = 8192u + v4047;
+      const unsigned int v4049 = v4048 + v4038;
+      iron_copy_async<16>(shm4 + v4049, b + v4046, v4043);
+      if (v4006) {
+        const unsigned int v4050 = v4004 >> 4u;
+        const unsigned int v4051 = v4004 & 15u;
+        const unsigned int v4052 = v4051 << 3u;
+        const unsigned int v4053 = 64u + v4050;
+        const unsigned int v4054 = v1394 + v4052;
+        const bool v4055 = v4053 < v2;
+        const bool v4056 = v4054 < v1;
+        const bool v4057 = v4055 && v4056;
+        const unsigned int v4058 = v4053 * v1;
+        const unsigned int v4059 = v4058 + v4054;
+        const unsigned int v4060 = v4057 ? v4059 : v446;
+        const unsigned int v4061 = v4050 << 7u;
+        const unsigned int v4062 = 8192u + v4061;
+        const unsigned int v4063 = v4062 + v4052;
+        iron_copy_async<16>(shm4 + v4063, b + v4060, v4057);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
 
-    for (unsigned int v2998 = v345; v2998 < v2; v2998 += 64u) {
-      const unsigned int v3000 = v2998 >> 6u;
-      const unsigned int v3002 = v3000 % 3u;
+    for (unsigned int v3099 = v446; v3099 < v2; v3099 += 64u) {
+      const unsigned int v3101 = v3099 >> 6u;
+      const unsigned int v3103 = v3101 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v349) {
-        const unsigned int v3004 = v3002 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v3012 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
-        const unsigned int v3013 = v3004 + v3012;
-        const unsigned int v3283 = v455 << 6u;
-        const unsigned int v3285 = v3013 + v3283;
-        iron_frag<iron_bf16, 0, 16, 16> v3294;
-        iron_frag_fill(v3294, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3294, shm3, v3285, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3296;
-        iron_frag_fill(v3296, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3296, shm4, v3004, 128u);
-        iron_frag_mma_sync(v1301, v3294, v3296);
-        const unsigned int v3298 = v3285 + 16u;
-        const unsigned int v3303 = v3004 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v3305;
-        iron_frag_fill(v3305, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3305, shm3, v3298, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3307;
-        iron_frag_fill(v3307, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3307, shm4, v3303, 128u);
-        iron_frag_mma_sync(v1301, v3305, v3307);
-        const unsigned int v3309 = v3285 + 32u;
-        const unsigned int v3314 = v3004 + 4096u;
-        iron_frag<iron_bf16, 0, 16, 16> v3316;
-        iron_frag_fill(v3316, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3316, shm3, v3309, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3318;
-        iron_frag_fill(v3318, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3318, shm4, v3314, 128u);
-        iron_frag_mma_sync(v1301, v3316, v3318);
-        const unsigned int v3320 = v3285 + 48u;
-        const unsigned int v3325 = v3004 + 6144u;
-        iron_frag<iron_bf16, 0, 16, 16> v3327;
-        iron_frag_fill(v3327, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3327, shm3, v3320, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3329;
-        iron_frag_fill(v3329, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3329, shm4, v3325, 128u);
-        iron_frag_mma_sync(v1301, v3327, v3329);
+      if (v450) {
+        const unsigned int v3105 = v3103 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:537
+        const unsigned int v3113 = v558 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:461
+        const unsigned int v3114 = v3105 + v3113;
+        const unsigned int v3384 = v556 << 6u;
+        const unsigned int v3386 = v3114 + v3384;
+        iron_frag<iron_bf16, 0, 16, 16> v3395;
+        iron_frag_fill(v3395, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3395, shm3, v3386, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3397;
+        iron_frag_fill(v3397, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3397, shm4, v3105, 128u);
+        iron_frag_mma_sync(v1402, v3395, v3397);
+        const unsigned int v3399 = v3386 + 16u;
+        const unsigned int v3404 = v3105 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v3406;
+        iron_frag_fill(v3406, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3406, shm3, v3399, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3408;
+        iron_frag_fill(v3408, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3408, shm4, v3404, 128u);
+        iron_frag_mma_sync(v1402, v3406, v3408);
+        const unsigned int v3410 = v3386 + 32u;
+        const unsigned int v3415 = v3105 + 4096u;
+        iron_frag<iron_bf16, 0, 16, 16> v3417;
+        iron_frag_fill(v3417, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3417, shm3, v3410, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3419;
+        iron_frag_fill(v3419, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3419, shm4, v3415, 128u);
+        iron_frag_mma_sync(v1402, v3417, v3419);
+        const unsigned int v3421 = v3386 + 48u;
+        const unsigned int v3426 = v3105 + 6144u;
+        iron_frag<iron_bf16, 0, 16, 16> v3428;
+        iron_frag_fill(v3428, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3428, shm3, v3421, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3430;
+        iron_frag_fill(v3430, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3430, shm4, v3426, 128u);
+        iron_frag_mma_sync(v1402, v3428, v3430);
       }
-      const unsigned int v3020 = v2998 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:529
-      const unsigned int v3022 = v3000 + 2u;
-      const unsigned int v3023 = v3022 % 3u;
-      const bool v3024 = v3020 < v2;
-      if (v3024) {
-        const unsigned int v3026 = v3023 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
-        const unsigned int v3029 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
-        const unsigned int v3031 = v348 << 5u;
-        const unsigned int v3032 = v3031 + v3029;
-        const unsigned int v3036 = v3032 >> 3u;
-        const unsigned int v3038 = v3032 & 7u;
-        const unsigned int v3040 = v3038 << 3u;
-        const unsigned int v3041 = v22 + v3036;
-        const unsigned int v3042 = v3020 + v3040;
-        const bool v3043 = v3041 < v0;
-        const bool v3044 = v3042 < v2;
-        const bool v3045 = v3043 && v3044;
-        const unsigned int v3046 = v3041 * v2;
-        const unsigned int v3048 = v3046 + v3042;
-        const unsigned int v3049 = v3045 ? v3048 : v345;
-        const unsigned int v3051 = v3036 << 6u;
-        const unsigned int v3052 = v3026 + v3051;
-        const unsigned int v3053 = v3052 + v3040;
-        iron_copy_async<16>(shm3 + (v3053 ^ (((v3053 >> 6u) & 7u) << 3u)), a + v3049, v3045);
-        const unsigned int v3055 = v3032 + 384u;
-        const unsigned int v3057 = v3055 >> 3u;
-        const unsigned int v3059 = v3055 & 7u;
-        const unsigned int v3061 = v3059 << 3u;
-        const unsigned int v3062 = v22 + v3057;
-        const unsigned int v3063 = v3020 + v3061;
-        const bool v3064 = v3062 < v0;
-        const bool v3065 = v3063 < v2;
-        const bool v3066 = v3064 && v3065;
-        const unsigned int v3067 = v3062 * v2;
-        const unsigned int v3069 = v3067 + v3063;
-        const unsigned int v3070 = v3066 ? v3069 : v345;
-        const unsigned int v3072 = v3057 << 6u;
-        const unsigned int v3073 = v3026 + v3072;
-        const unsigned int v3074 = v3073 + v3061;
-        iron_copy_async<16>(shm3 + (v3074 ^ (((v3074 >> 6u) & 7u) << 3u)), a + v3070, v3066);
-        const unsigned int v3076 = v3032 + 768u;
-        const bool v3078 = v3076 < 1024u;
-        if (v3078) {
-          const unsigned int v3080 = v3076 >> 3u;
-          const unsigned int v3082 = v3076 & 7u;
-          const unsigned int v3084 = v3082 << 3u;
-          const unsigned int v3085 = v22 + v3080;
-          const unsigned int v3086 = v3020 + v3084;
-          const bool v3087 = v3085 < v0;
-          const bool v3088 = v3086 < v2;
-          const bool v3089 = v3087 && v3088;
-          const unsigned int v3090 = v3085 * v2;
-          const unsigned int v3092 = v3090 + v3086;
-          const unsigned int v3093 = v3089 ? v3092 : v345;
-          const unsigned int v3095 = v3080 << 6u;
-          const unsigned int v3096 = v3026 + v3095;
-          const unsigned int v3097 = v3096 + v3084;
-          iron_copy_async<16>(shm3 + (v3097 ^ (((v3097 >> 6u) & 7u) << 3u)), a + v3093, v3089);
+      const unsigned int v3121 = v3099 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:530
+      const unsigned int v3123 = v3101 + 2u;
+      const unsigned int v3124 = v3123 % 3u;
+      const bool v3125 = v3121 < v2;
+      if (v3125) {
+        const unsigned int v3127 = v3124 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:533
+        const unsigned int v3130 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
+        const unsigned int v3132 = v449 << 5u;
+        const unsigned int v3133 = v3132 + v3130;
+        const unsigned int v3137 = v3133 >> 3u;
+        const unsigned int v3139 = v3133 & 7u;
+        const unsigned int v3141 = v3139 << 3u;
+        const unsigned int v3142 = v22 + v3137;
+        const unsigned int v3143 = v3121 + v3141;
+        const bool v3144 = v3142 < v0;
+        const bool v3145 = v3143 < v2;
+        const bool v3146 = v3144 && v3145;
+        const unsigned int v3147 = v3142 * v2;
+        const unsigned int v3149 = v3147 + v3143;
+        const unsigned int v3150 = v3146 ? v3149 : v446;
+        const unsigned int v3152 = v3137 << 6u;
+        const unsigned int v3153 = v3127 + v3152;
+        const unsigned int v3154 = v3153 + v3141;
+        iron_copy_async<16>(shm3 + (v3154 ^ (((v3154 >> 6u) & 7u) << 3u)), a + v3150, v3146);
+        const unsigned int v3156 = v3133 + 384u;
+        const unsigned int v3158 = v3156 >> 3u;
+        const unsigned int v3160 = v3156 & 7u;
+        const unsigned int v3162 = v3160 << 3u;
+        const unsigned int v3163 = v22 + v3158;
+        const unsigned int v3164 = v3121 + v3162;
+        const bool v3165 = v3163 < v0;
+        const bool v3166 = v3164 < v2;
+        const bool v3167 = v3165 && v3166;
+        const unsigned int v3168 = v3163 * v2;
+        const unsigned int v3170 = v3168 + v3164;
+        const unsigned int v3171 = v3167 ? v3170 : v446;
+        const unsigned int v3173 = v3158 << 6u;
+        const unsigned int v3174 = v3127 + v3173;
+        const unsigned int v3175 = v3174 + v3162;
+        iron_copy_async<16>(shm3 + (v3175 ^ (((v3175 >> 6u) & 7u) << 3u)), a + v3171, v3167);
+        const unsigned int v3177 = v3133 + 768u;
+        const bool v3179 = v3177 < 1024u;
+        if (v3179) {
+          const unsigned int v3181 = v3177 >> 3u;
+          const unsigned int v3183 = v3177 & 7u;
+          const unsigned int v3185 = v3183 << 3u;
+          const unsigned int v3186 = v22 + v3181;
+          const unsigned int v3187 = v3121 + v3185;
+          const bool v3188 = v3186 < v0;
+          const bool v3189 = v3187 < v2;
+          const bool v3190 = v3188 && v3189;
+          const unsigned int v3191 = v3186 * v2;
+          const unsigned int v3193 = v3191 + v3187;
+          const unsigned int v3194 = v3190 ? v3193 : v446;
+          const unsigned int v3196 = v3181 << 6u;
+          const unsigned int v3197 = v3127 + v3196;
+          const unsigned int v3198 = v3197 + v3185;
+          iron_copy_async<16>(shm3 + (v3198 ^ (((v3198 >> 6u) & 7u) << 3u)), a + v3194, v3190);
         }
-        const unsigned int v3109 = v3032 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-        const unsigned int v3111 = v3032 & 15u;
-        const unsigned int v3113 = v3111 << 3u;
-        const unsigned int v3114 = v3020 + v3109;
-        const unsigned int v3115 = v1293 + v3113;
-        const bool v3116 = v3114 < v2;
-        const bool v3117 = v3115 < v1;
-        const bool v3118 = v3116 && v3117;
-        const unsigned int v3119 = v3114 * v1;
-        const unsigned int v3121 = v3119 + v3115;
-        const unsigned int v3122 = v3118 ? v3121 : v345;
-        const unsigned int v3124 = v3109 << 7u;
-        const unsigned int v3125 = v3026 + v3124;
-        const unsigned int v3126 = v3125 + v3113;
-        iron_copy_async<16>(shm4 + v3126, b + v3122, v3118);
-        const unsigned int v3130 = v3055 >> 4u;
-        const unsigned int v3132 = v3055 & 15u;
-        const unsigned int v3134 = v3132 << 3u;
-        const unsigned int v3135 = v3020 + v3130;
-        const unsigned int v3136 = v1293 + v3134;
-        const bool v3137 = v3135 < v2;
-        const bool v3138 = v3136 < v1;
-        const bool v3139 = v3137 && v3138;
-        const unsigned int v3140 = v3135 * v1;
-        const unsigned int v3142 = v3140 + v3136;
-        const unsigned int v3143 = v3139 ? v3142 : v345;
-        const unsigned int v3145 = v3130 << 7u;
-        const unsigned int v3146 = v3026 + v3145;
-        const unsigned int v3147 = v3146 + v3134;
-        iron_copy_async<16>(shm4 + v3147, b + v3143, v3139);
-        if (v3078) {
-          const unsigned int v3153 = v3076 >> 4u;
-          const unsigned int v3155 = v3076 & 15u;
-          const unsigned int v3157 = v3155 << 3u;
-          const unsigned int v3158 = v3020 + v3153;
-          const unsigned int v3159 = v1293 + v3157;
-          const bool v3160 = v3158 < v2;
-          const bool v3161 = v3159 < v1;
-          const bool v3162 = v3160 && v3161;
-          const unsigned int v3163 = v3158 * v1;
-          const unsigned int v3165 = v3163 + v3159;
-          const unsigned int v3166 = v3162 ? v3165 : v345;
-          const unsigned int v3168 = v3153 << 7u;
-          const unsigned int v3169 = v3026 + v3168;
-          const unsigned int v3170 = v3169 + v3157;
-          iron_copy_async<16>(shm4 + v3170, b + v3166, v3162);
+        const unsigned int v3210 = v3133 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+        const unsigned int v3212 = v3133 & 15u;
+        const unsigned int v3214 = v3212 << 3u;
+        const unsigned int v3215 = v3121 + v3210;
+        const unsigned int v3216 = v1394 + v3214;
+        const bool v3217 = v3215 < v2;
+        const bool v3218 = v3216 < v1;
+        const bool v3219 = v3217 && v3218;
+        const unsigned int v3220 = v3215 * v1;
+        const unsigned int v3222 = v3220 + v3216;
+        const unsigned int v3223 = v3219 ? v3222 : v446;
+        const unsigned int v3225 = v3210 << 7u;
+        const unsigned int v3226 = v3127 + v3225;
+        const unsigned int v3227 = v3226 + v3214;
+        iron_copy_async<16>(shm4 + v3227, b + v3223, v3219);
+        const unsigned int v3231 = v3156 >> 4u;
+        const unsigned int v3233 = v3156 & 15u;
+        const unsigned int v3235 = v3233 << 3u;
+        const unsigned int v3236 = v3121 + v3231;
+        const unsigned int v3237 = v1394 + v3235;
+        const bool v3238 = v3236 < v2;
+        const bool v3239 = v3237 < v1;
+        const bool v3240 = v3238 && v3239;
+        const unsigned int v3241 = v3236 * v1;
+        const unsigned int v3243 = v3241 + v3237;
+        const unsigned int v3244 = v3240 ? v3243 : v446;
+        const unsigned int v3246 = v3231 << 7u;
+        const unsigned int v3247 = v3127 + v3246;
+        const unsigned int v3248 = v3247 + v3235;
+        iron_copy_async<16>(shm4 + v3248, b + v3244, v3240);
+        if (v3179) {
+          const unsigned int v3254 = v3177 >> 4u;
+          const unsigned int v3256 = v3177 & 15u;
+          const unsigned int v3258 = v3256 << 3u;
+          const unsigned int v3259 = v3121 + v3254;
+          const unsigned int v3260 = v1394 + v3258;
+          const bool v3261 = v3259 < v2;
+          const bool v3262 = v3260 < v1;
+          const bool v3263 = v3261 && v3262;
+          const unsigned int v3264 = v3259 * v1;
+          const unsigned int v3266 = v3264 + v3260;
+          const unsigned int v3267 = v3263 ? v3266 : v446;
+          const unsigned int v3269 = v3254 << 7u;
+          const unsigned int v3270 = v3127 + v3269;
+          const unsigned int v3271 = v3270 + v3258;
+          iron_copy_async<16>(shm4 + v3271, b + v3267, v3263);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
     }
     __syncthreads();
   } else {
-    const unsigned int v1340 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const unsigned int v1341 = threadIdx.x;
+    const unsigned int v1441 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v1442 = threadIdx.x;
 
-    for (unsigned int v1338 = v345; v1338 < v2; v1338 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
-      for (unsigned int v1343 = v1341; v1343 < 8192u; v1343 += v1340) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1345 = v1343 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1347 = v1343 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1348 = v22 + v1345;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1349 = v1348 < v0;
-        const unsigned int v1350 = v1338 + v1347;
-        const bool v1351 = v1350 < v2;
-        const bool v1352 = v1349 && v1351;
-        if (v1352) {
-          const unsigned int v1354 = v1348 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v1356 = v1354 + v1338;
-          const unsigned int v1357 = v1356 + v1347;
-          const iron_bf16 v1358 = a[v1357];
-          const unsigned int v1360 = v1345 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v1361 = v1360 + v1347;
-          shm3[(v1361 ^ (((v1361 >> 6u) & 7u) << 3u))] = v1358;
+    for (unsigned int v1439 = v446; v1439 < v2; v1439 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
+      for (unsigned int v1444 = v1442; v1444 < 8192u; v1444 += v1441) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1446 = v1444 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1448 = v1444 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1449 = v22 + v1446;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1450 = v1449 < v0;
+        const unsigned int v1451 = v1439 + v1448;
+        const bool v1452 = v1451 < v2;
+        const bool v1453 = v1450 && v1452;
+        if (v1453) {
+          const unsigned int v1455 = v1449 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v1457 = v1455 + v1439;
+          const unsigned int v1458 = v1457 + v1448;
+          const iron_bf16 v1459 = a[v1458];
+          const unsigned int v1461 = v1446 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v1462 = v1461 + v1448;
+          shm3[(v1462 ^ (((v1462 >> 6u) & 7u) << 3u))] = v1459;
         } else {
-          const unsigned int v1363 = v1345 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v1364 = v1363 + v1347;
-          shm3[(v1364 ^ (((v1364 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1464 = v1446 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v1465 = v1464 + v1448;
+          shm3[(v1465 ^ (((v1465 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1369 = v1341; v1369 < 8192u; v1369 += v1340) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const unsigned int v1371 = v1369 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const unsigned int v1373 = v1369 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const unsigned int v1375 = v1371 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const unsigned int v1376 = v1375 + v1373;
-        const unsigned int v1377 = v1338 + v1371;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v1378 = v1377 < v2;
-        const unsigned int v1379 = v1293 + v1373;
-        const bool v1380 = v1379 < v1;
-        const bool v1381 = v1378 && v1380;
-        if (v1381) {
-          const unsigned int v1383 = v1377 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const unsigned int v1384 = v1383 + v1293;
-          const unsigned int v1385 = v1384 + v1373;
-          const iron_bf16 v1386 = b[v1385];
-          shm4[v1376] = v1386;
+      for (unsigned int v1470 = v1442; v1470 < 8192u; v1470 += v1441) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const unsigned int v1472 = v1470 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const unsigned int v1474 = v1470 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const unsigned int v1476 = v1472 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const unsigned int v1477 = v1476 + v1474;
+        const unsigned int v1478 = v1439 + v1472;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v1479 = v1478 < v2;
+        const unsigned int v1480 = v1394 + v1474;
+        const bool v1481 = v1480 < v1;
+        const bool v1482 = v1479 && v1481;
+        if (v1482) {
+          const unsigned int v1484 = v1478 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const unsigned int v1485 = v1484 + v1394;
+          const unsigned int v1486 = v1485 + v1474;
+          const iron_bf16 v1487 = b[v1486];
+          shm4[v1477] = v1487;
         } else {
-          shm4[v1376] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+          shm4[v1477] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
-      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:520
-        const unsigned int v1395 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
-        const unsigned int v3336 = v455 << 6u;
-        const unsigned int v3338 = v1395 + v3336;
-        iron_frag<iron_bf16, 0, 16, 16> v3347;
-        iron_frag_fill(v3347, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3347, shm3, v3338, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3349;
-        iron_frag_fill(v3349, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3349, shm4, v345, 128u);
-        iron_frag_mma_sync(v1301, v3347, v3349);
-        const unsigned int v3351 = v3338 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3358;
-        iron_frag_fill(v3358, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3358, shm3, v3351, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3360;
-        iron_frag_fill(v3360, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3360, shm4, 2048u, 128u);
-        iron_frag_mma_sync(v1301, v3358, v3360);
-        const unsigned int v3362 = v3338 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3369;
-        iron_frag_fill(v3369, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3369, shm3, v3362, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3371;
-        iron_frag_fill(v3371, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3371, shm4, 4096u, 128u);
-        iron_frag_mma_sync(v1301, v3369, v3371);
-        const unsigned int v3373 = v3338 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3380;
-        iron_frag_fill(v3380, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3380, shm3, v3373, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3382;
-        iron_frag_fill(v3382, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3382, shm4, 6144u, 128u);
-        iron_frag_mma_sync(v1301, v3380, v3382);
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
+      if (v450) {  // kernels/gemm/gemm_warpgroup.hpp:521
+        const unsigned int v1496 = v558 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:461
+        const unsigned int v3437 = v556 << 6u;
+        const unsigned int v3439 = v1496 + v3437;
+        iron_frag<iron_bf16, 0, 16, 16> v3448;
+        iron_frag_fill(v3448, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3448, shm3, v3439, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3450;
+        iron_frag_fill(v3450, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3450, shm4, v446, 128u);
+        iron_frag_mma_sync(v1402, v3448, v3450);
+        const unsigned int v3452 = v3439 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3459;
+        iron_frag_fill(v3459, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3459, shm3, v3452, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3461;
+        iron_frag_fill(v3461, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3461, shm4, 2048u, 128u);
+        iron_frag_mma_sync(v1402, v3459, v3461);
+        const unsigned int v3463 = v3439 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3470;
+        iron_frag_fill(v3470, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3470, shm3, v3463, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3472;
+        iron_frag_fill(v3472, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3472, shm4, 4096u, 128u);
+        iron_frag_mma_sync(v1402, v3470, v3472);
+        const unsigned int v3474 = v3439 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3481;
+        iron_frag_fill(v3481, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3481, shm3, v3474, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3483;
+        iron_frag_fill(v3483, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3483, shm4, 6144u, 128u);
+        iron_frag_mma_sync(v1402, v3481, v3483);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
     }
   }
-  const unsigned int v1407 = static_cast<unsigned int>(v1301.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1408 = v459 + v1407;
-  const unsigned int v1409 = static_cast<unsigned int>(v1301.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1410 = v1293 + v1409;
-  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1412 = v349 && v1411;
-  const bool v1413 = v1410 < v1;
-  const bool v1414 = v1412 && v1413;
-  if (v1414) {
-    const float v1415 = v1301.x[0];
-    const float v1416 = v1415 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1417 = iron_f32_to_bf16(v1416);
-    const unsigned int v1418 = v1408 * v1;
-    const unsigned int v1419 = v1418 + v1410;
-    out[v1419] = v1417;
+  const unsigned int v1508 = static_cast<unsigned int>(v1402.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1509 = v560 + v1508;
+  const unsigned int v1510 = static_cast<unsigned int>(v1402.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1511 = v1394 + v1510;
+  const bool v1512 = v1509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1513 = v450 && v1512;
+  const bool v1514 = v1511 < v1;
+  const bool v1515 = v1513 && v1514;
+  if (v1515) {
+    const float v1516 = v1402.x[0];
+    const float v1517 = v1516 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1518 = iron_f32_to_bf16(v1517);
+    const unsigned int v1519 = v1509 * v1;
+    const unsigned int v1520 = v1519 + v1511;
+    out[v1520] = v1518;
   }
-  const unsigned int v1420 = static_cast<unsigned int>(v1301.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1421 = v459 + v1420;
-  const unsigned int v1422 = static_cast<unsigned int>(v1301.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1423 = v1293 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1425 = v349 && v1424;
-  const bool v1426 = v1423 < v1;
-  const bool v1427 = v1425 && v1426;
-  if (v1427) {
-    const float v1428 = v1301.x[1];
-    const float v1429 = v1428 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1430 = iron_f32_to_bf16(v1429);
-    const unsigned int v1431 = v1421 * v1;
-    const unsigned int v1432 = v1431 + v1423;
-    out[v1432] = v1430;
+  const unsigned int v1521 = static_cast<unsigned int>(v1402.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1522 = v560 + v1521;
+  const unsigned int v1523 = static_cast<unsigned int>(v1402.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1524 = v1394 + v1523;
+  const bool v1525 = v1522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1526 = v450 && v1525;
+  const bool v1527 = v1524 < v1;
+  const bool v1528 = v1526 && v1527;
+  if (v1528) {
+    const float v1529 = v1402.x[1];
+    const float v1530 = v1529 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1531 = iron_f32_to_bf16(v1530);
+    const unsigned int v1532 = v1522 * v1;
+    const unsigned int v1533 = v1532 + v1524;
+    out[v1533] = v1531;
   }
-  const unsigned int v1433 = static_cast<unsigned int>(v1301.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1434 = v459 + v1433;
-  const unsigned int v1435 = static_cast<unsigned int>(v1301.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1436 = v1293 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1438 = v349 && v1437;
-  const bool v1439 = v1436 < v1;
-  const bool v1440 = v1438 && v1439;
-  if (v1440) {
-    const float v1441 = v1301.x[2];
-    const float v1442 = v1441 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1443 = iron_f32_to_bf16(v1442);
-    const unsigned int v1444 = v1434 * v1;
-    const unsigned int v1445 = v1444 + v1436;
-    out[v1445] = v1443;
+  const unsigned int v1534 = static_cast<unsigned int>(v1402.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1535 = v560 + v1534;
+  const unsigned int v1536 = static_cast<unsigned int>(v1402.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1537 = v1394 + v1536;
+  const bool v1538 = v1535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1539 = v450 && v1538;
+  const bool v1540 = v1537 < v1;
+  const bool v1541 = v1539 && v1540;
+  if (v1541) {
+    const float v1542 = v1402.x[2];
+    const float v1543 = v1542 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1544 = iron_f32_to_bf16(v1543);
+    const unsigned int v1545 = v1535 * v1;
+    const unsigned int v1546 = v1545 + v1537;
+    out[v1546] = v1544;
   }
-  const unsigned int v1446 = static_cast<unsigned int>(v1301.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1447 = v459 + v1446;
-  const unsigned int v1448 = static_cast<unsigned int>(v1301.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1449 = v1293 + v1448;
-  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1451 = v349 && v1450;
-  const bool v1452 = v1449 < v1;
-  const bool v1453 = v1451 && v1452;
-  if (v1453) {
-    const float v1454 = v1301.x[3];
-    const float v1455 = v1454 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
-    const unsigned int v1457 = v1447 * v1;
-    const unsigned int v1458 = v1457 + v1449;
-    out[v1458] = v1456;
+  const unsigned int v1547 = static_cast<unsigned int>(v1402.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1548 = v560 + v1547;
+  const unsigned int v1549 = static_cast<unsigned int>(v1402.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1550 = v1394 + v1549;
+  const bool v1551 = v1548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1552 = v450 && v1551;
+  const bool v1553 = v1550 < v1;
+  const bool v1554 = v1552 && v1553;
+  if (v1554) {
+    const float v1555 = v1402.x[3];
+    const float v1556 = v1555 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1557 = iron_f32_to_bf16(v1556);
+    const unsigned int v1558 = v1548 * v1;
+    const unsigned int v1559 = v1558 + v1550;
+    out[v1559] = v1557;
   }
-  const unsigned int v1459 = static_cast<unsigned int>(v1301.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1460 = v459 + v1459;
-  const unsigned int v1461 = static_cast<unsigned int>(v1301.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1462 = v1293 + v1461;
-  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1464 = v349 && v1463;
-  const bool v1465 = v1462 < v1;
-  const bool v1466 = v1464 && v1465;
-  if (v1466) {
-    const float v1467 = v1301.x[4];
-    const float v1468 = v1467 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1469 = iron_f32_to_bf16(v1468);
-    const unsigned int v1470 = v1460 * v1;
-    const unsigned int v1471 = v1470 + v1462;
-    out[v1471] = v1469;
+  const unsigned int v1560 = static_cast<unsigned int>(v1402.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1561 = v560 + v1560;
+  const unsigned int v1562 = static_cast<unsigned int>(v1402.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1563 = v1394 + v1562;
+  const bool v1564 = v1561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1565 = v450 && v1564;
+  const bool v1566 = v1563 < v1;
+  const bool v1567 = v1565 && v1566;
+  if (v1567) {
+    const float v1568 = v1402.x[4];
+    const float v1569 = v1568 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1570 = iron_f32_to_bf16(v1569);
+    const unsigned int v1571 = v1561 * v1;
+    const unsigned int v1572 = v1571 + v1563;
+    out[v1572] = v1570;
   }
-  const unsigned int v1472 = static_cast<unsigned int>(v1301.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1473 = v459 + v1472;
-  const unsigned int v1474 = static_cast<unsigned int>(v1301.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1475 = v1293 + v1474;
-  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1477 = v349 && v1476;
-  const bool v1478 = v1475 < v1;
-  const bool v1479 = v1477 && v1478;
-  if (v1479) {
-    const float v1480 = v1301.x[5];
-    const float v1481 = v1480 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1482 = iron_f32_to_bf16(v1481);
-    const unsigned int v1483 = v1473 * v1;
-    const unsigned int v1484 = v1483 + v1475;
-    out[v1484] = v1482;
+  const unsigned int v1573 = static_cast<unsigned int>(v1402.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1574 = v560 + v1573;
+  const unsigned int v1575 = static_cast<unsigned int>(v1402.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1576 = v1394 + v1575;
+  const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1578 = v450 && v1577;
+  const bool v1579 = v1576 < v1;
+  const bool v1580 = v1578 && v1579;
+  if (v1580) {
+    const float v1581 = v1402.x[5];
+    const float v1582 = v1581 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1583 = iron_f32_to_bf16(v1582);
+    const unsigned int v1584 = v1574 * v1;
+    const unsigned int v1585 = v1584 + v1576;
+    out[v1585] = v1583;
   }
-  const unsigned int v1485 = static_cast<unsigned int>(v1301.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1486 = v459 + v1485;
-  const unsigned int v1487 = static_cast<unsigned int>(v1301.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1488 = v1293 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1490 = v349 && v1489;
-  const bool v1491 = v1488 < v1;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v1301.x[6];
-    const float v1494 = v1493 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1495 = iron_f32_to_bf16(v1494);
-    const unsigned int v1496 = v1486 * v1;
-    const unsigned int v1497 = v1496 + v1488;
-    out[v1497] = v1495;
+  const unsigned int v1586 = static_cast<unsigned int>(v1402.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1587 = v560 + v1586;
+  const unsigned int v1588 = static_cast<unsigned int>(v1402.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1589 = v1394 + v1588;
+  const bool v1590 = v1587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1591 = v450 && v1590;
+  const bool v1592 = v1589 < v1;
+  const bool v1593 = v1591 && v1592;
+  if (v1593) {
+    const float v1594 = v1402.x[6];
+    const float v1595 = v1594 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1596 = iron_f32_to_bf16(v1595);
+    const unsigned int v1597 = v1587 * v1;
+    const unsigned int v1598 = v1597 + v1589;
+    out[v1598] = v1596;
   }
-  const unsigned int v1498 = static_cast<unsigned int>(v1301.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1499 = v459 + v1498;
-  const unsigned int v1500 = static_cast<unsigned int>(v1301.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1501 = v1293 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1503 = v349 && v1502;
-  const bool v1504 = v1501 < v1;
-  const bool v1505 = v1503 && v1504;
-  if (v1505) {
-    const float v1506 = v1301.x[7];
-    const float v1507 = v1506 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1508 = iron_f32_to_bf16(v1507);
-    const unsigned int v1509 = v1499 * v1;
-    const unsigned int v1510 = v1509 + v1501;
-    out[v1510] = v1508;
+  const unsigned int v1599 = static_cast<unsigned int>(v1402.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1600 = v560 + v1599;
+  const unsigned int v1601 = static_cast<unsigned int>(v1402.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1602 = v1394 + v1601;
+  const bool v1603 = v1600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1604 = v450 && v1603;
+  const bool v1605 = v1602 < v1;
+  const bool v1606 = v1604 && v1605;
+  if (v1606) {
+    const float v1607 = v1402.x[7];
+    const float v1608 = v1607 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1609 = iron_f32_to_bf16(v1608);
+    const unsigned int v1610 = v1600 * v1;
+    const unsigned int v1611 = v1610 + v1602;
+    out[v1611] = v1609;
   }
-  const unsigned int v1511 = static_cast<unsigned int>(v1301.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1512 = v459 + v1511;
-  const unsigned int v1513 = static_cast<unsigned int>(v1301.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1514 = v1293 + v1513;
-  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1516 = v349 && v1515;
-  const bool v1517 = v1514 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v1301.x[8];
-    const float v1520 = v1519 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1521 = iron_f32_to_bf16(v1520);
-    const unsigned int v1522 = v1512 * v1;
-    const unsigned int v1523 = v1522 + v1514;
-    out[v1523] = v1521;
+  const unsigned int v1612 = static_cast<unsigned int>(v1402.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1613 = v560 + v1612;
+  const unsigned int v1614 = static_cast<unsigned int>(v1402.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1615 = v1394 + v1614;
+  const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1617 = v450 && v1616;
+  const bool v1618 = v1615 < v1;
+  const bool v1619 = v1617 && v1618;
+  if (v1619) {
+    const float v1620 = v1402.x[8];
+    const float v1621 = v1620 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1622 = iron_f32_to_bf16(v1621);
+    const unsigned int v1623 = v1613 * v1;
+    const unsigned int v1624 = v1623 + v1615;
+    out[v1624] = v1622;
   }
-  const unsigned int v1524 = static_cast<unsigned int>(v1301.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1525 = v459 + v1524;
-  const unsigned int v1526 = static_cast<unsigned int>(v1301.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1527 = v1293 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1529 = v349 && v1528;
-  const bool v1530 = v1527 < v1;
-  const bool v1531 = v1529 && v1530;
-  if (v1531) {
-    const float v1532 = v1301.x[9];
-    const float v1533 = v1532 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1534 = iron_f32_to_bf16(v1533);
-    const unsigned int v1535 = v1525 * v1;
-    const unsigned int v1536 = v1535 + v1527;
-    out[v1536] = v1534;
+  const unsigned int v1625 = static_cast<unsigned int>(v1402.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1626 = v560 + v1625;
+  const unsigned int v1627 = static_cast<unsigned int>(v1402.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1628 = v1394 + v1627;
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1630 = v450 && v1629;
+  const bool v1631 = v1628 < v1;
+  const bool v1632 = v1630 && v1631;
+  if (v1632) {
+    const float v1633 = v1402.x[9];
+    const float v1634 = v1633 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1635 = iron_f32_to_bf16(v1634);
+    const unsigned int v1636 = v1626 * v1;
+    const unsigned int v1637 = v1636 + v1628;
+    out[v1637] = v1635;
   }
-  const unsigned int v1537 = static_cast<unsigned int>(v1301.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1538 = v459 + v1537;
-  const unsigned int v1539 = static_cast<unsigned int>(v1301.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1540 = v1293 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1542 = v349 && v1541;
-  const bool v1543 = v1540 < v1;
-  const bool v1544 = v1542 && v1543;
-  if (v1544) {
-    const float v1545 = v1301.x[10];
-    const float v1546 = v1545 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1547 = iron_f32_to_bf16(v1546);
-    const unsigned int v1548 = v1538 * v1;
-    const unsigned int v1549 = v1548 + v1540;
-    out[v1549] = v1547;
+  const unsigned int v1638 = static_cast<unsigned int>(v1402.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1639 = v560 + v1638;
+  const unsigned int v1640 = static_cast<unsigned int>(v1402.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1641 = v1394 + v1640;
+  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1643 = v450 && v1642;
+  const bool v1644 = v1641 < v1;
+  const bool v1645 = v1643 && v1644;
+  if (v1645) {
+    const float v1646 = v1402.x[10];
+    const float v1647 = v1646 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1648 = iron_f32_to_bf16(v1647);
+    const unsigned int v1649 = v1639 * v1;
+    const unsigned int v1650 = v1649 + v1641;
+    out[v1650] = v1648;
   }
-  const unsigned int v1550 = static_cast<unsigned int>(v1301.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1551 = v459 + v1550;
-  const unsigned int v1552 = static_cast<unsigned int>(v1301.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1553 = v1293 + v1552;
-  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1555 = v349 && v1554;
-  const bool v1556 = v1553 < v1;
-  const bool v1557 = v1555 && v1556;
-  if (v1557) {
-    const float v1558 = v1301.x[11];
-    const float v1559 = v1558 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1560 = iron_f32_to_bf16(v1559);
-    const unsigned int v1561 = v1551 * v1;
-    const unsigned int v1562 = v1561 + v1553;
-    out[v1562] = v1560;
+  const unsigned int v1651 = static_cast<unsigned int>(v1402.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1652 = v560 + v1651;
+  const unsigned int v1653 = static_cast<unsigned int>(v1402.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1654 = v1394 + v1653;
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1656 = v450 && v1655;
+  const bool v1657 = v1654 < v1;
+  const bool v1658 = v1656 && v1657;
+  if (v1658) {
+    const float v1659 = v1402.x[11];
+    const float v1660 = v1659 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1661 = iron_f32_to_bf16(v1660);
+    const unsigned int v1662 = v1652 * v1;
+    const unsigned int v1663 = v1662 + v1654;
+    out[v1663] = v1661;
   }
-  const unsigned int v1563 = static_cast<unsigned int>(v1301.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1564 = v459 + v1563;
-  const unsigned int v1565 = static_cast<unsigned int>(v1301.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1566 = v1293 + v1565;
-  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1568 = v349 && v1567;
-  const bool v1569 = v1566 < v1;
-  const bool v1570 = v1568 && v1569;
-  if (v1570) {
-    const float v1571 = v1301.x[12];
-    const float v1572 = v1571 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1573 = iron_f32_to_bf16(v1572);
-    const unsigned int v1574 = v1564 * v1;
-    const unsigned int v1575 = v1574 + v1566;
-    out[v1575] = v1573;
+  const unsigned int v1664 = static_cast<unsigned int>(v1402.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1665 = v560 + v1664;
+  const unsigned int v1666 = static_cast<unsigned int>(v1402.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1667 = v1394 + v1666;
+  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1669 = v450 && v1668;
+  const bool v1670 = v1667 < v1;
+  const bool v1671 = v1669 && v1670;
+  if (v1671) {
+    const float v1672 = v1402.x[12];
+    const float v1673 = v1672 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1674 = iron_f32_to_bf16(v1673);
+    const unsigned int v1675 = v1665 * v1;
+    const unsigned int v1676 = v1675 + v1667;
+    out[v1676] = v1674;
   }
-  const unsigned int v1576 = static_cast<unsigned int>(v1301.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1577 = v459 + v1576;
-  const unsigned int v1578 = static_cast<unsigned int>(v1301.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1579 = v1293 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1581 = v349 && v1580;
-  const bool v1582 = v1579 < v1;
-  const bool v1583 = v1581 && v1582;
-  if (v1583) {
-    const float v1584 = v1301.x[13];
-    const float v1585 = v1584 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1586 = iron_f32_to_bf16(v1585);
-    const unsigned int v1587 = v1577 * v1;
-    const unsigned int v1588 = v1587 + v1579;
-    out[v1588] = v1586;
+  const unsigned int v1677 = static_cast<unsigned int>(v1402.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1678 = v560 + v1677;
+  const unsigned int v1679 = static_cast<unsigned int>(v1402.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1680 = v1394 + v1679;
+  const bool v1681 = v1678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1682 = v450 && v1681;
+  const bool v1683 = v1680 < v1;
+  const bool v1684 = v1682 && v1683;
+  if (v1684) {
+    const float v1685 = v1402.x[13];
+    const float v1686 = v1685 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1687 = iron_f32_to_bf16(v1686);
+    const unsigned int v1688 = v1678 * v1;
+    const unsigned int v1689 = v1688 + v1680;
+    out[v1689] = v1687;
   }
-  const unsigned int v1589 = static_cast<unsigned int>(v1301.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1590 = v459 + v1589;
-  const unsigned int v1591 = static_cast<unsigned int>(v1301.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1592 = v1293 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1594 = v349 && v1593;
-  const bool v1595 = v1592 < v1;
-  const bool v1596 = v1594 && v1595;
-  if (v1596) {
-    const float v1597 = v1301.x[14];
-    const float v1598 = v1597 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1599 = iron_f32_to_bf16(v1598);
-    const unsigned int v1600 = v1590 * v1;
-    const unsigned int v1601 = v1600 + v1592;
-    out[v1601] = v1599;
+  const unsigned int v1690 = static_cast<unsigned int>(v1402.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1691 = v560 + v1690;
+  const unsigned int v1692 = static_cast<unsigned int>(v1402.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1693 = v1394 + v1692;
+  const bool v1694 = v1691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1695 = v450 && v1694;
+  const bool v1696 = v1693 < v1;
+  const bool v1697 = v1695 && v1696;
+  if (v1697) {
+    const float v1698 = v1402.x[14];
+    const float v1699 = v1698 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1700 = iron_f32_to_bf16(v1699);
+    const unsigned int v1701 = v1691 * v1;
+    const unsigned int v1702 = v1701 + v1693;
+    out[v1702] = v1700;
   }
-  const unsigned int v1602 = static_cast<unsigned int>(v1301.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1603 = v459 + v1602;
-  const unsigned int v1604 = static_cast<unsigned int>(v1301.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1605 = v1293 + v1604;
-  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1607 = v349 && v1606;
-  const bool v1608 = v1605 < v1;
-  const bool v1609 = v1607 && v1608;
-  if (v1609) {
-    const float v1610 = v1301.x[15];
-    const float v1611 = v1610 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1612 = iron_f32_to_bf16(v1611);
-    const unsigned int v1613 = v1603 * v1;
-    const unsigned int v1614 = v1613 + v1605;
-    out[v1614] = v1612;
+  const unsigned int v1703 = static_cast<unsigned int>(v1402.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1704 = v560 + v1703;
+  const unsigned int v1705 = static_cast<unsigned int>(v1402.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1706 = v1394 + v1705;
+  const bool v1707 = v1704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1708 = v450 && v1707;
+  const bool v1709 = v1706 < v1;
+  const bool v1710 = v1708 && v1709;
+  if (v1710) {
+    const float v1711 = v1402.x[15];
+    const float v1712 = v1711 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1713 = iron_f32_to_bf16(v1712);
+    const unsigned int v1714 = v1704 * v1;
+    const unsigned int v1715 = v1714 + v1706;
+    out[v1715] = v1713;
   }
-  const unsigned int v1615 = static_cast<unsigned int>(v1301.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1616 = v459 + v1615;
-  const unsigned int v1617 = static_cast<unsigned int>(v1301.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1618 = v1293 + v1617;
-  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1620 = v349 && v1619;
-  const bool v1621 = v1618 < v1;
-  const bool v1622 = v1620 && v1621;
-  if (v1622) {
-    const float v1623 = v1301.x[16];
-    const float v1624 = v1623 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1625 = iron_f32_to_bf16(v1624);
-    const unsigned int v1626 = v1616 * v1;
-    const unsigned int v1627 = v1626 + v1618;
-    out[v1627] = v1625;
+  const unsigned int v1716 = static_cast<unsigned int>(v1402.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1717 = v560 + v1716;
+  const unsigned int v1718 = static_cast<unsigned int>(v1402.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1719 = v1394 + v1718;
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1721 = v450 && v1720;
+  const bool v1722 = v1719 < v1;
+  const bool v1723 = v1721 && v1722;
+  if (v1723) {
+    const float v1724 = v1402.x[16];
+    const float v1725 = v1724 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1726 = iron_f32_to_bf16(v1725);
+    const unsigned int v1727 = v1717 * v1;
+    const unsigned int v1728 = v1727 + v1719;
+    out[v1728] = v1726;
   }
-  const unsigned int v1628 = static_cast<unsigned int>(v1301.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1629 = v459 + v1628;
-  const unsigned int v1630 = static_cast<unsigned int>(v1301.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1631 = v1293 + v1630;
-  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1633 = v349 && v1632;
-  const bool v1634 = v1631 < v1;
-  const bool v1635 = v1633 && v1634;
-  if (v1635) {
-    const float v1636 = v1301.x[17];
-    const float v1637 = v1636 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1638 = iron_f32_to_bf16(v1637);
-    const unsigned int v1639 = v1629 * v1;
-    const unsigned int v1640 = v1639 + v1631;
-    out[v1640] = v1638;
+  const unsigned int v1729 = static_cast<unsigned int>(v1402.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1730 = v560 + v1729;
+  const unsigned int v1731 = static_cast<unsigned int>(v1402.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1732 = v1394 + v1731;
+  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1734 = v450 && v1733;
+  const bool v1735 = v1732 < v1;
+  const bool v1736 = v1734 && v1735;
+  if (v1736) {
+    const float v1737 = v1402.x[17];
+    const float v1738 = v1737 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1739 = iron_f32_to_bf16(v1738);
+    const unsigned int v1740 = v1730 * v1;
+    const unsigned int v1741 = v1740 + v1732;
+    out[v1741] = v1739;
   }
-  const unsigned int v1641 = static_cast<unsigned int>(v1301.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1642 = v459 + v1641;
-  const unsigned int v1643 = static_cast<unsigned int>(v1301.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1644 = v1293 + v1643;
-  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1646 = v349 && v1645;
-  const bool v1647 = v1644 < v1;
-  const bool v1648 = v1646 && v1647;
-  if (v1648) {
-    const float v1649 = v1301.x[18];
-    const float v1650 = v1649 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1651 = iron_f32_to_bf16(v1650);
-    const unsigned int v1652 = v1642 * v1;
-    const unsigned int v1653 = v1652 + v1644;
-    out[v1653] = v1651;
+  const unsigned int v1742 = static_cast<unsigned int>(v1402.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1743 = v560 + v1742;
+  const unsigned int v1744 = static_cast<unsigned int>(v1402.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1745 = v1394 + v1744;
+  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1747 = v450 && v1746;
+  const bool v1748 = v1745 < v1;
+  const bool v1749 = v1747 && v1748;
+  if (v1749) {
+    const float v1750 = v1402.x[18];
+    const float v1751 = v1750 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1752 = iron_f32_to_bf16(v1751);
+    const unsigned int v1753 = v1743 * v1;
+    const unsigned int v1754 = v1753 + v1745;
+    out[v1754] = v1752;
   }
-  const unsigned int v1654 = static_cast<unsigned int>(v1301.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1655 = v459 + v1654;
-  const unsigned int v1656 = static_cast<unsigned int>(v1301.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1657 = v1293 + v1656;
-  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1659 = v349 && v1658;
-  const bool v1660 = v1657 < v1;
-  const bool v1661 = v1659 && v1660;
-  if (v1661) {
-    const float v1662 = v1301.x[19];
-    const float v1663 = v1662 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1664 = iron_f32_to_bf16(v1663);
-    const unsigned int v1665 = v1655 * v1;
-    const unsigned int v1666 = v1665 + v1657;
-    out[v1666] = v1664;
+  const unsigned int v1755 = static_cast<unsigned int>(v1402.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1756 = v560 + v1755;
+  const unsigned int v1757 = static_cast<unsigned int>(v1402.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1758 = v1394 + v1757;
+  const bool v1759 = v1756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1760 = v450 && v1759;
+  const bool v1761 = v1758 < v1;
+  const bool v1762 = v1760 && v1761;
+  if (v1762) {
+    const float v1763 = v1402.x[19];
+    const float v1764 = v1763 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1765 = iron_f32_to_bf16(v1764);
+    const unsigned int v1766 = v1756 * v1;
+    const unsigned int v1767 = v1766 + v1758;
+    out[v1767] = v1765;
   }
-  const unsigned int v1667 = static_cast<unsigned int>(v1301.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1668 = v459 + v1667;
-  const unsigned int v1669 = static_cast<unsigned int>(v1301.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1670 = v1293 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1672 = v349 && v1671;
-  const bool v1673 = v1670 < v1;
-  const bool v1674 = v1672 && v1673;
-  if (v1674) {
-    const float v1675 = v1301.x[20];
-    const float v1676 = v1675 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1677 = iron_f32_to_bf16(v1676);
-    const unsigned int v1678 = v1668 * v1;
-    const unsigned int v1679 = v1678 + v1670;
-    out[v1679] = v1677;
+  const unsigned int v1768 = static_cast<unsigned int>(v1402.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1769 = v560 + v1768;
+  const unsigned int v1770 = static_cast<unsigned int>(v1402.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1771 = v1394 + v1770;
+  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1773 = v450 && v1772;
+  const bool v1774 = v1771 < v1;
+  const bool v1775 = v1773 && v1774;
+  if (v1775) {
+    const float v1776 = v1402.x[20];
+    const float v1777 = v1776 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1778 = iron_f32_to_bf16(v1777);
+    const unsigned int v1779 = v1769 * v1;
+    const unsigned int v1780 = v1779 + v1771;
+    out[v1780] = v1778;
   }
-  const unsigned int v1680 = static_cast<unsigned int>(v1301.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1681 = v459 + v1680;
-  const unsigned int v1682 = static_cast<unsigned int>(v1301.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1683 = v1293 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1685 = v349 && v1684;
-  const bool v1686 = v1683 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v1301.x[21];
-    const float v1689 = v1688 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1690 = iron_f32_to_bf16(v1689);
-    const unsigned int v1691 = v1681 * v1;
-    const unsigned int v1692 = v1691 + v1683;
-    out[v1692] = v1690;
+  const unsigned int v1781 = static_cast<unsigned int>(v1402.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1782 = v560 + v1781;
+  const unsigned int v1783 = static_cast<unsigned int>(v1402.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1784 = v1394 + v1783;
+  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1786 = v450 && v1785;
+  const bool v1787 = v1784 < v1;
+  const bool v1788 = v1786 && v1787;
+  if (v1788) {
+    const float v1789 = v1402.x[21];
+    const float v1790 = v1789 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1791 = iron_f32_to_bf16(v1790);
+    const unsigned int v1792 = v1782 * v1;
+    const unsigned int v1793 = v1792 + v1784;
+    out[v1793] = v1791;
   }
-  const unsigned int v1693 = static_cast<unsigned int>(v1301.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1694 = v459 + v1693;
-  const unsigned int v1695 = static_cast<unsigned int>(v1301.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1696 = v1293 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1698 = v349 && v1697;
-  const bool v1699 = v1696 < v1;
-  const bool v1700 = v1698 && v1699;
-  if (v1700) {
-    const float v1701 = v1301.x[22];
-    const float v1702 = v1701 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1703 = iron_f32_to_bf16(v1702);
-    const unsigned int v1704 = v1694 * v1;
-    const unsigned int v1705 = v1704 + v1696;
-    out[v1705] = v1703;
+  const unsigned int v1794 = static_cast<unsigned int>(v1402.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1795 = v560 + v1794;
+  const unsigned int v1796 = static_cast<unsigned int>(v1402.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1797 = v1394 + v1796;
+  const bool v1798 = v1795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1799 = v450 && v1798;
+  const bool v1800 = v1797 < v1;
+  const bool v1801 = v1799 && v1800;
+  if (v1801) {
+    const float v1802 = v1402.x[22];
+    const float v1803 = v1802 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1804 = iron_f32_to_bf16(v1803);
+    const unsigned int v1805 = v1795 * v1;
+    const unsigned int v1806 = v1805 + v1797;
+    out[v1806] = v1804;
   }
-  const unsigned int v1706 = static_cast<unsigned int>(v1301.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1707 = v459 + v1706;
-  const unsigned int v1708 = static_cast<unsigned int>(v1301.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1709 = v1293 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1711 = v349 && v1710;
-  const bool v1712 = v1709 < v1;
-  const bool v1713 = v1711 && v1712;
-  if (v1713) {
-    const float v1714 = v1301.x[23];
-    const float v1715 = v1714 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1716 = iron_f32_to_bf16(v1715);
-    const unsigned int v1717 = v1707 * v1;
-    const unsigned int v1718 = v1717 + v1709;
-    out[v1718] = v1716;
+  const unsigned int v1807 = static_cast<unsigned int>(v1402.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1808 = v560 + v1807;
+  const unsigned int v1809 = static_cast<unsigned int>(v1402.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1810 = v1394 + v1809;
+  const bool v1811 = v1808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1812 = v450 && v1811;
+  const bool v1813 = v1810 < v1;
+  const bool v1814 = v1812 && v1813;
+  if (v1814) {
+    const float v1815 = v1402.x[23];
+    const float v1816 = v1815 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1817 = iron_f32_to_bf16(v1816);
+    const unsigned int v1818 = v1808 * v1;
+    const unsigned int v1819 = v1818 + v1810;
+    out[v1819] = v1817;
   }
-  const unsigned int v1719 = static_cast<unsigned int>(v1301.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1720 = v459 + v1719;
-  const unsigned int v1721 = static_cast<unsigned int>(v1301.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1722 = v1293 + v1721;
-  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1724 = v349 && v1723;
-  const bool v1725 = v1722 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v1301.x[24];
-    const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1729 = iron_f32_to_bf16(v1728);
-    const unsigned int v1730 = v1720 * v1;
-    const unsigned int v1731 = v1730 + v1722;
-    out[v1731] = v1729;
+  const unsigned int v1820 = static_cast<unsigned int>(v1402.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1821 = v560 + v1820;
+  const unsigned int v1822 = static_cast<unsigned int>(v1402.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1823 = v1394 + v1822;
+  const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1825 = v450 && v1824;
+  const bool v1826 = v1823 < v1;
+  const bool v1827 = v1825 && v1826;
+  if (v1827) {
+    const float v1828 = v1402.x[24];
+    const float v1829 = v1828 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1830 = iron_f32_to_bf16(v1829);
+    const unsigned int v1831 = v1821 * v1;
+    const unsigned int v1832 = v1831 + v1823;
+    out[v1832] = v1830;
   }
-  const unsigned int v1732 = static_cast<unsigned int>(v1301.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1733 = v459 + v1732;
-  const unsigned int v1734 = static_cast<unsigned int>(v1301.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1735 = v1293 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1737 = v349 && v1736;
-  const bool v1738 = v1735 < v1;
-  const bool v1739 = v1737 && v1738;
-  if (v1739) {
-    const float v1740 = v1301.x[25];
-    const float v1741 = v1740 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1742 = iron_f32_to_bf16(v1741);
-    const unsigned int v1743 = v1733 * v1;
-    const unsigned int v1744 = v1743 + v1735;
-    out[v1744] = v1742;
+  const unsigned int v1833 = static_cast<unsigned int>(v1402.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1834 = v560 + v1833;
+  const unsigned int v1835 = static_cast<unsigned int>(v1402.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1836 = v1394 + v1835;
+  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1838 = v450 && v1837;
+  const bool v1839 = v1836 < v1;
+  const bool v1840 = v1838 && v1839;
+  if (v1840) {
+    const float v1841 = v1402.x[25];
+    const float v1842 = v1841 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1843 = iron_f32_to_bf16(v1842);
+    const unsigned int v1844 = v1834 * v1;
+    const unsigned int v1845 = v1844 + v1836;
+    out[v1845] = v1843;
   }
-  const unsigned int v1745 = static_cast<unsigned int>(v1301.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1746 = v459 + v1745;
-  const unsigned int v1747 = static_cast<unsigned int>(v1301.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1748 = v1293 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1750 = v349 && v1749;
-  const bool v1751 = v1748 < v1;
-  const bool v1752 = v1750 && v1751;
-  if (v1752) {
-    const float v1753 = v1301.x[26];
-    const float v1754 = v1753 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1755 = iron_f32_to_bf16(v1754);
-    const unsigned int v1756 = v1746 * v1;
-    const unsigned int v1757 = v1756 + v1748;
-    out[v1757] = v1755;
+  const unsigned int v1846 = static_cast<unsigned int>(v1402.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1847 = v560 + v1846;
+  const unsigned int v1848 = static_cast<unsigned int>(v1402.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1849 = v1394 + v1848;
+  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1851 = v450 && v1850;
+  const bool v1852 = v1849 < v1;
+  const bool v1853 = v1851 && v1852;
+  if (v1853) {
+    const float v1854 = v1402.x[26];
+    const float v1855 = v1854 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1856 = iron_f32_to_bf16(v1855);
+    const unsigned int v1857 = v1847 * v1;
+    const unsigned int v1858 = v1857 + v1849;
+    out[v1858] = v1856;
   }
-  const unsigned int v1758 = static_cast<unsigned int>(v1301.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1759 = v459 + v1758;
-  const unsigned int v1760 = static_cast<unsigned int>(v1301.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1761 = v1293 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1763 = v349 && v1762;
-  const bool v1764 = v1761 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v1301.x[27];
-    const float v1767 = v1766 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1768 = iron_f32_to_bf16(v1767);
-    const unsigned int v1769 = v1759 * v1;
-    const unsigned int v1770 = v1769 + v1761;
-    out[v1770] = v1768;
+  const unsigned int v1859 = static_cast<unsigned int>(v1402.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1860 = v560 + v1859;
+  const unsigned int v1861 = static_cast<unsigned int>(v1402.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1862 = v1394 + v1861;
+  const bool v1863 = v1860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1864 = v450 && v1863;
+  const bool v1865 = v1862 < v1;
+  const bool v1866 = v1864 && v1865;
+  if (v1866) {
+    const float v1867 = v1402.x[27];
+    const float v1868 = v1867 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1869 = iron_f32_to_bf16(v1868);
+    const unsigned int v1870 = v1860 * v1;
+    const unsigned int v1871 = v1870 + v1862;
+    out[v1871] = v1869;
   }
-  const unsigned int v1771 = static_cast<unsigned int>(v1301.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1772 = v459 + v1771;
-  const unsigned int v1773 = static_cast<unsigned int>(v1301.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1774 = v1293 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1776 = v349 && v1775;
-  const bool v1777 = v1774 < v1;
-  const bool v1778 = v1776 && v1777;
-  if (v1778) {
-    const float v1779 = v1301.x[28];
-    const float v1780 = v1779 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1781 = iron_f32_to_bf16(v1780);
-    const unsigned int v1782 = v1772 * v1;
-    const unsigned int v1783 = v1782 + v1774;
-    out[v1783] = v1781;
+  const unsigned int v1872 = static_cast<unsigned int>(v1402.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1873 = v560 + v1872;
+  const unsigned int v1874 = static_cast<unsigned int>(v1402.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1875 = v1394 + v1874;
+  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1877 = v450 && v1876;
+  const bool v1878 = v1875 < v1;
+  const bool v1879 = v1877 && v1878;
+  if (v1879) {
+    const float v1880 = v1402.x[28];
+    const float v1881 = v1880 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1882 = iron_f32_to_bf16(v1881);
+    const unsigned int v1883 = v1873 * v1;
+    const unsigned int v1884 = v1883 + v1875;
+    out[v1884] = v1882;
   }
-  const unsigned int v1784 = static_cast<unsigned int>(v1301.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1785 = v459 + v1784;
-  const unsigned int v1786 = static_cast<unsigned int>(v1301.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1787 = v1293 + v1786;
-  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1789 = v349 && v1788;
-  const bool v1790 = v1787 < v1;
-  const bool v1791 = v1789 && v1790;
-  if (v1791) {
-    const float v1792 = v1301.x[29];
-    const float v1793 = v1792 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1794 = iron_f32_to_bf16(v1793);
-    const unsigned int v1795 = v1785 * v1;
-    const unsigned int v1796 = v1795 + v1787;
-    out[v1796] = v1794;
+  const unsigned int v1885 = static_cast<unsigned int>(v1402.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1886 = v560 + v1885;
+  const unsigned int v1887 = static_cast<unsigned int>(v1402.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1888 = v1394 + v1887;
+  const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1890 = v450 && v1889;
+  const bool v1891 = v1888 < v1;
+  const bool v1892 = v1890 && v1891;
+  if (v1892) {
+    const float v1893 = v1402.x[29];
+    const float v1894 = v1893 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1895 = iron_f32_to_bf16(v1894);
+    const unsigned int v1896 = v1886 * v1;
+    const unsigned int v1897 = v1896 + v1888;
+    out[v1897] = v1895;
   }
-  const unsigned int v1797 = static_cast<unsigned int>(v1301.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1798 = v459 + v1797;
-  const unsigned int v1799 = static_cast<unsigned int>(v1301.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1800 = v1293 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1802 = v349 && v1801;
-  const bool v1803 = v1800 < v1;
-  const bool v1804 = v1802 && v1803;
-  if (v1804) {
-    const float v1805 = v1301.x[30];
-    const float v1806 = v1805 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1807 = iron_f32_to_bf16(v1806);
-    const unsigned int v1808 = v1798 * v1;
-    const unsigned int v1809 = v1808 + v1800;
-    out[v1809] = v1807;
+  const unsigned int v1898 = static_cast<unsigned int>(v1402.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1899 = v560 + v1898;
+  const unsigned int v1900 = static_cast<unsigned int>(v1402.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1901 = v1394 + v1900;
+  const bool v1902 = v1899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1903 = v450 && v1902;
+  const bool v1904 = v1901 < v1;
+  const bool v1905 = v1903 && v1904;
+  if (v1905) {
+    const float v1906 = v1402.x[30];
+    const float v1907 = v1906 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1908 = iron_f32_to_bf16(v1907);
+    const unsigned int v1909 = v1899 * v1;
+    const unsigned int v1910 = v1909 + v1901;
+    out[v1910] = v1908;
   }
-  const unsigned int v1810 = static_cast<unsigned int>(v1301.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1811 = v459 + v1810;
-  const unsigned int v1812 = static_cast<unsigned int>(v1301.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1813 = v1293 + v1812;
-  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1815 = v349 && v1814;
-  const bool v1816 = v1813 < v1;
-  const bool v1817 = v1815 && v1816;
-  if (v1817) {
-    const float v1818 = v1301.x[31];
-    const float v1819 = v1818 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1820 = iron_f32_to_bf16(v1819);
-    const unsigned int v1821 = v1811 * v1;
-    const unsigned int v1822 = v1821 + v1813;
-    out[v1822] = v1820;
+  const unsigned int v1911 = static_cast<unsigned int>(v1402.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1912 = v560 + v1911;
+  const unsigned int v1913 = static_cast<unsigned int>(v1402.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1914 = v1394 + v1913;
+  const bool v1915 = v1912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1916 = v450 && v1915;
+  const bool v1917 = v1914 < v1;
+  const bool v1918 = v1916 && v1917;
+  if (v1918) {
+    const float v1919 = v1402.x[31];
+    const float v1920 = v1919 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1921 = iron_f32_to_bf16(v1920);
+    const unsigned int v1922 = v1912 * v1;
+    const unsigned int v1923 = v1922 + v1914;
+    out[v1923] = v1921;
   }
-  const unsigned int v1823 = static_cast<unsigned int>(v1301.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1824 = v459 + v1823;
-  const unsigned int v1825 = static_cast<unsigned int>(v1301.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1826 = v1293 + v1825;
-  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1828 = v349 && v1827;
-  const bool v1829 = v1826 < v1;
-  const bool v1830 = v1828 && v1829;
-  if (v1830) {
-    const float v1831 = v1301.x[32];
-    const float v1832 = v1831 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1833 = iron_f32_to_bf16(v1832);
-    const unsigned int v1834 = v1824 * v1;
-    const unsigned int v1835 = v1834 + v1826;
-    out[v1835] = v1833;
+  const unsigned int v1924 = static_cast<unsigned int>(v1402.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1925 = v560 + v1924;
+  const unsigned int v1926 = static_cast<unsigned int>(v1402.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1927 = v1394 + v1926;
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1929 = v450 && v1928;
+  const bool v1930 = v1927 < v1;
+  const bool v1931 = v1929 && v1930;
+  if (v1931) {
+    const float v1932 = v1402.x[32];
+    const float v1933 = v1932 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1934 = iron_f32_to_bf16(v1933);
+    const unsigned int v1935 = v1925 * v1;
+    const unsigned int v1936 = v1935 + v1927;
+    out[v1936] = v1934;
   }
-  const unsigned int v1836 = static_cast<unsigned int>(v1301.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1837 = v459 + v1836;
-  const unsigned int v1838 = static_cast<unsigned int>(v1301.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1839 = v1293 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1841 = v349 && v1840;
-  const bool v1842 = v1839 < v1;
-  const bool v1843 = v1841 && v1842;
-  if (v1843) {
-    const float v1844 = v1301.x[33];
-    const float v1845 = v1844 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1846 = iron_f32_to_bf16(v1845);
-    const unsigned int v1847 = v1837 * v1;
-    const unsigned int v1848 = v1847 + v1839;
-    out[v1848] = v1846;
+  const unsigned int v1937 = static_cast<unsigned int>(v1402.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1938 = v560 + v1937;
+  const unsigned int v1939 = static_cast<unsigned int>(v1402.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1940 = v1394 + v1939;
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1942 = v450 && v1941;
+  const bool v1943 = v1940 < v1;
+  const bool v1944 = v1942 && v1943;
+  if (v1944) {
+    const float v1945 = v1402.x[33];
+    const float v1946 = v1945 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1947 = iron_f32_to_bf16(v1946);
+    const unsigned int v1948 = v1938 * v1;
+    const unsigned int v1949 = v1948 + v1940;
+    out[v1949] = v1947;
   }
-  const unsigned int v1849 = static_cast<unsigned int>(v1301.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1850 = v459 + v1849;
-  const unsigned int v1851 = static_cast<unsigned int>(v1301.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1852 = v1293 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1854 = v349 && v1853;
-  const bool v1855 = v1852 < v1;
-  const bool v1856 = v1854 && v1855;
-  if (v1856) {
-    const float v1857 = v1301.x[34];
-    const float v1858 = v1857 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1859 = iron_f32_to_bf16(v1858);
-    const unsigned int v1860 = v1850 * v1;
-    const unsigned int v1861 = v1860 + v1852;
-    out[v1861] = v1859;
+  const unsigned int v1950 = static_cast<unsigned int>(v1402.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1951 = v560 + v1950;
+  const unsigned int v1952 = static_cast<unsigned int>(v1402.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1953 = v1394 + v1952;
+  const bool v1954 = v1951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1955 = v450 && v1954;
+  const bool v1956 = v1953 < v1;
+  const bool v1957 = v1955 && v1956;
+  if (v1957) {
+    const float v1958 = v1402.x[34];
+    const float v1959 = v1958 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1960 = iron_f32_to_bf16(v1959);
+    const unsigned int v1961 = v1951 * v1;
+    const unsigned int v1962 = v1961 + v1953;
+    out[v1962] = v1960;
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v1301.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1863 = v459 + v1862;
-  const unsigned int v1864 = static_cast<unsigned int>(v1301.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1865 = v1293 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1867 = v349 && v1866;
-  const bool v1868 = v1865 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v1301.x[35];
-    const float v1871 = v1870 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1872 = iron_f32_to_bf16(v1871);
-    const unsigned int v1873 = v1863 * v1;
-    const unsigned int v1874 = v1873 + v1865;
-    out[v1874] = v1872;
+  const unsigned int v1963 = static_cast<unsigned int>(v1402.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1964 = v560 + v1963;
+  const unsigned int v1965 = static_cast<unsigned int>(v1402.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1966 = v1394 + v1965;
+  const bool v1967 = v1964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1968 = v450 && v1967;
+  const bool v1969 = v1966 < v1;
+  const bool v1970 = v1968 && v1969;
+  if (v1970) {
+    const float v1971 = v1402.x[35];
+    const float v1972 = v1971 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1973 = iron_f32_to_bf16(v1972);
+    const unsigned int v1974 = v1964 * v1;
+    const unsigned int v1975 = v1974 + v1966;
+    out[v1975] = v1973;
   }
-  const unsigned int v1875 = static_cast<unsigned int>(v1301.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1876 = v459 + v1875;
-  const unsigned int v1877 = static_cast<unsigned int>(v1301.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1878 = v1293 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1880 = v349 && v1879;
-  const bool v1881 = v1878 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v1301.x[36];
-    const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1885 = iron_f32_to_bf16(v1884);
-    const unsigned int v1886 = v1876 * v1;
-    const unsigned int v1887 = v1886 + v1878;
-    out[v1887] = v1885;
+  const unsigned int v1976 = static_cast<unsigned int>(v1402.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1977 = v560 + v1976;
+  const unsigned int v1978 = static_cast<unsigned int>(v1402.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1979 = v1394 + v1978;
+  const bool v1980 = v1977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1981 = v450 && v1980;
+  const bool v1982 = v1979 < v1;
+  const bool v1983 = v1981 && v1982;
+  if (v1983) {
+    const float v1984 = v1402.x[36];
+    const float v1985 = v1984 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1986 = iron_f32_to_bf16(v1985);
+    const unsigned int v1987 = v1977 * v1;
+    const unsigned int v1988 = v1987 + v1979;
+    out[v1988] = v1986;
   }
-  const unsigned int v1888 = static_cast<unsigned int>(v1301.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1889 = v459 + v1888;
-  const unsigned int v1890 = static_cast<unsigned int>(v1301.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1891 = v1293 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1893 = v349 && v1892;
-  const bool v1894 = v1891 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v1301.x[37];
-    const float v1897 = v1896 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1898 = iron_f32_to_bf16(v1897);
-    const unsigned int v1899 = v1889 * v1;
-    const unsigned int v1900 = v1899 + v1891;
-    out[v1900] = v1898;
+  const unsigned int v1989 = static_cast<unsigned int>(v1402.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1990 = v560 + v1989;
+  const unsigned int v1991 = static_cast<unsigned int>(v1402.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1992 = v1394 + v1991;
+  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1994 = v450 && v1993;
+  const bool v1995 = v1992 < v1;
+  const bool v1996 = v1994 && v1995;
+  if (v1996) {
+    const float v1997 = v1402.x[37];
+    const float v1998 = v1997 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1999 = iron_f32_to_bf16(v1998);
+    const unsigned int v2000 = v1990 * v1;
+    const unsigned int v2001 = v2000 + v1992;
+    out[v2001] = v1999;
   }
-  const unsigned int v1901 = static_cast<unsigned int>(v1301.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1902 = v459 + v1901;
-  const unsigned int v1903 = static_cast<unsigned int>(v1301.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1904 = v1293 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1906 = v349 && v1905;
-  const bool v1907 = v1904 < v1;
-  const bool v1908 = v1906 && v1907;
-  if (v1908) {
-    const float v1909 = v1301.x[38];
-    const float v1910 = v1909 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1911 = iron_f32_to_bf16(v1910);
-    const unsigned int v1912 = v1902 * v1;
-    const unsigned int v1913 = v1912 + v1904;
-    out[v1913] = v1911;
+  const unsigned int v2002 = static_cast<unsigned int>(v1402.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2003 = v560 + v2002;
+  const unsigned int v2004 = static_cast<unsigned int>(v1402.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2005 = v1394 + v2004;
+  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2007 = v450 && v2006;
+  const bool v2008 = v2005 < v1;
+  const bool v2009 = v2007 && v2008;
+  if (v2009) {
+    const float v2010 = v1402.x[38];
+    const float v2011 = v2010 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2012 = iron_f32_to_bf16(v2011);
+    const unsigned int v2013 = v2003 * v1;
+    const unsigned int v2014 = v2013 + v2005;
+    out[v2014] = v2012;
   }
-  const unsigned int v1914 = static_cast<unsigned int>(v1301.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1915 = v459 + v1914;
-  const unsigned int v1916 = static_cast<unsigned int>(v1301.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1917 = v1293 + v1916;
-  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1919 = v349 && v1918;
-  const bool v1920 = v1917 < v1;
-  const bool v1921 = v1919 && v1920;
-  if (v1921) {
-    const float v1922 = v1301.x[39];
-    const float v1923 = v1922 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1924 = iron_f32_to_bf16(v1923);
-    const unsigned int v1925 = v1915 * v1;
-    const unsigned int v1926 = v1925 + v1917;
-    out[v1926] = v1924;
+  const unsigned int v2015 = static_cast<unsigned int>(v1402.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2016 = v560 + v2015;
+  const unsigned int v2017 = static_cast<unsigned int>(v1402.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2018 = v1394 + v2017;
+  const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2020 = v450 && v2019;
+  const bool v2021 = v2018 < v1;
+  const bool v2022 = v2020 && v2021;
+  if (v2022) {
+    const float v2023 = v1402.x[39];
+    const float v2024 = v2023 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2025 = iron_f32_to_bf16(v2024);
+    const unsigned int v2026 = v2016 * v1;
+    const unsigned int v2027 = v2026 + v2018;
+    out[v2027] = v2025;
   }
-  const unsigned int v1927 = static_cast<unsigned int>(v1301.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1928 = v459 + v1927;
-  const unsigned int v1929 = static_cast<unsigned int>(v1301.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1930 = v1293 + v1929;
-  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1932 = v349 && v1931;
-  const bool v1933 = v1930 < v1;
-  const bool v1934 = v1932 && v1933;
-  if (v1934) {
-    const float v1935 = v1301.x[40];
-    const float v1936 = v1935 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1937 = iron_f32_to_bf16(v1936);
-    const unsigned int v1938 = v1928 * v1;
-    const unsigned int v1939 = v1938 + v1930;
-    out[v1939] = v1937;
+  const unsigned int v2028 = static_cast<unsigned int>(v1402.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2029 = v560 + v2028;
+  const unsigned int v2030 = static_cast<unsigned int>(v1402.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2031 = v1394 + v2030;
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2033 = v450 && v2032;
+  const bool v2034 = v2031 < v1;
+  const bool v2035 = v2033 && v2034;
+  if (v2035) {
+    const float v2036 = v1402.x[40];
+    const float v2037 = v2036 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2038 = iron_f32_to_bf16(v2037);
+    const unsigned int v2039 = v2029 * v1;
+    const unsigned int v2040 = v2039 + v2031;
+    out[v2040] = v2038;
   }
-  const unsigned int v1940 = static_cast<unsigned int>(v1301.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1941 = v459 + v1940;
-  const unsigned int v1942 = static_cast<unsigned int>(v1301.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1943 = v1293 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1945 = v349 && v1944;
-  const bool v1946 = v1943 < v1;
-  const bool v1947 = v1945 && v1946;
-  if (v1947) {
-    const float v1948 = v1301.x[41];
-    const float v1949 = v1948 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1950 = iron_f32_to_bf16(v1949);
-    const unsigned int v1951 = v1941 * v1;
-    const unsigned int v1952 = v1951 + v1943;
-    out[v1952] = v1950;
+  const unsigned int v2041 = static_cast<unsigned int>(v1402.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2042 = v560 + v2041;
+  const unsigned int v2043 = static_cast<unsigned int>(v1402.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2044 = v1394 + v2043;
+  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2046 = v450 && v2045;
+  const bool v2047 = v2044 < v1;
+  const bool v2048 = v2046 && v2047;
+  if (v2048) {
+    const float v2049 = v1402.x[41];
+    const float v2050 = v2049 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2051 = iron_f32_to_bf16(v2050);
+    const unsigned int v2052 = v2042 * v1;
+    const unsigned int v2053 = v2052 + v2044;
+    out[v2053] = v2051;
   }
-  const unsigned int v1953 = static_cast<unsigned int>(v1301.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1954 = v459 + v1953;
-  const unsigned int v1955 = static_cast<unsigned int>(v1301.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1956 = v1293 + v1955;
-  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1958 = v349 && v1957;
-  const bool v1959 = v1956 < v1;
-  const bool v1960 = v1958 && v1959;
-  if (v1960) {
-    const float v1961 = v1301.x[42];
-    const float v1962 = v1961 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1963 = iron_f32_to_bf16(v1962);
-    const unsigned int v1964 = v1954 * v1;
-    const unsigned int v1965 = v1964 + v1956;
-    out[v1965] = v1963;
+  const unsigned int v2054 = static_cast<unsigned int>(v1402.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2055 = v560 + v2054;
+  const unsigned int v2056 = static_cast<unsigned int>(v1402.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2057 = v1394 + v2056;
+  const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2059 = v450 && v2058;
+  const bool v2060 = v2057 < v1;
+  const bool v2061 = v2059 && v2060;
+  if (v2061) {
+    const float v2062 = v1402.x[42];
+    const float v2063 = v2062 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2064 = iron_f32_to_bf16(v2063);
+    const unsigned int v2065 = v2055 * v1;
+    const unsigned int v2066 = v2065 + v2057;
+    out[v2066] = v2064;
   }
-  const unsigned int v1966 = static_cast<unsigned int>(v1301.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1967 = v459 + v1966;
-  const unsigned int v1968 = static_cast<unsigned int>(v1301.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1969 = v1293 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1971 = v349 && v1970;
-  const bool v1972 = v1969 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v1301.x[43];
-    const float v1975 = v1974 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1976 = iron_f32_to_bf16(v1975);
-    const unsigned int v1977 = v1967 * v1;
-    const unsigned int v1978 = v1977 + v1969;
-    out[v1978] = v1976;
+  const unsigned int v2067 = static_cast<unsigned int>(v1402.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2068 = v560 + v2067;
+  const unsigned int v2069 = static_cast<unsigned int>(v1402.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2070 = v1394 + v2069;
+  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2072 = v450 && v2071;
+  const bool v2073 = v2070 < v1;
+  const bool v2074 = v2072 && v2073;
+  if (v2074) {
+    const float v2075 = v1402.x[43];
+    const float v2076 = v2075 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2077 = iron_f32_to_bf16(v2076);
+    const unsigned int v2078 = v2068 * v1;
+    const unsigned int v2079 = v2078 + v2070;
+    out[v2079] = v2077;
   }
-  const unsigned int v1979 = static_cast<unsigned int>(v1301.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1980 = v459 + v1979;
-  const unsigned int v1981 = static_cast<unsigned int>(v1301.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1982 = v1293 + v1981;
-  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1984 = v349 && v1983;
-  const bool v1985 = v1982 < v1;
-  const bool v1986 = v1984 && v1985;
-  if (v1986) {
-    const float v1987 = v1301.x[44];
-    const float v1988 = v1987 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1989 = iron_f32_to_bf16(v1988);
-    const unsigned int v1990 = v1980 * v1;
-    const unsigned int v1991 = v1990 + v1982;
-    out[v1991] = v1989;
+  const unsigned int v2080 = static_cast<unsigned int>(v1402.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2081 = v560 + v2080;
+  const unsigned int v2082 = static_cast<unsigned int>(v1402.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2083 = v1394 + v2082;
+  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2085 = v450 && v2084;
+  const bool v2086 = v2083 < v1;
+  const bool v2087 = v2085 && v2086;
+  if (v2087) {
+    const float v2088 = v1402.x[44];
+    const float v2089 = v2088 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2090 = iron_f32_to_bf16(v2089);
+    const unsigned int v2091 = v2081 * v1;
+    const unsigned int v2092 = v2091 + v2083;
+    out[v2092] = v2090;
   }
-  const unsigned int v1992 = static_cast<unsigned int>(v1301.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1993 = v459 + v1992;
-  const unsigned int v1994 = static_cast<unsigned int>(v1301.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1995 = v1293 + v1994;
-  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1997 = v349 && v1996;
-  const bool v1998 = v1995 < v1;
-  const bool v1999 = v1997 && v1998;
-  if (v1999) {
-    const float v2000 = v1301.x[45];
-    const float v2001 = v2000 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2002 = iron_f32_to_bf16(v2001);
-    const unsigned int v2003 = v1993 * v1;
-    const unsigned int v2004 = v2003 + v1995;
-    out[v2004] = v2002;
+  const unsigned int v2093 = static_cast<unsigned int>(v1402.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2094 = v560 + v2093;
+  const unsigned int v2095 = static_cast<unsigned int>(v1402.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2096 = v1394 + v2095;
+  const bool v2097 = v2094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2098 = v450 && v2097;
+  const bool v2099 = v2096 < v1;
+  const bool v2100 = v2098 && v2099;
+  if (v2100) {
+    const float v2101 = v1402.x[45];
+    const float v2102 = v2101 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2103 = iron_f32_to_bf16(v2102);
+    const unsigned int v2104 = v2094 * v1;
+    const unsigned int v2105 = v2104 + v2096;
+    out[v2105] = v2103;
   }
-  const unsigned int v2005 = static_cast<unsigned int>(v1301.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2006 = v459 + v2005;
-  const unsigned int v2007 = static_cast<unsigned int>(v1301.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2008 = v1293 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2010 = v349 && v2009;
-  const bool v2011 = v2008 < v1;
-  const bool v2012 = v2010 && v2011;
-  if (v2012) {
-    const float v2013 = v1301.x[46];
-    const float v2014 = v2013 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2015 = iron_f32_to_bf16(v2014);
-    const unsigned int v2016 = v2006 * v1;
-    const unsigned int v2017 = v2016 + v2008;
-    out[v2017] = v2015;
+  const unsigned int v2106 = static_cast<unsigned int>(v1402.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2107 = v560 + v2106;
+  const unsigned int v2108 = static_cast<unsigned int>(v1402.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2109 = v1394 + v2108;
+  const bool v2110 = v2107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2111 = v450 && v2110;
+  const bool v2112 = v2109 < v1;
+  const bool v2113 = v2111 && v2112;
+  if (v2113) {
+    const float v2114 = v1402.x[46];
+    const float v2115 = v2114 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2116 = iron_f32_to_bf16(v2115);
+    const unsigned int v2117 = v2107 * v1;
+    const unsigned int v2118 = v2117 + v2109;
+    out[v2118] = v2116;
   }
-  const unsigned int v2018 = static_cast<unsigned int>(v1301.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2019 = v459 + v2018;
-  const unsigned int v2020 = static_cast<unsigned int>(v1301.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2021 = v1293 + v2020;
-  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2023 = v349 && v2022;
-  const bool v2024 = v2021 < v1;
-  const bool v2025 = v2023 && v2024;
-  if (v2025) {
-    const float v2026 = v1301.x[47];
-    const float v2027 = v2026 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2028 = iron_f32_to_bf16(v2027);
-    const unsigned int v2029 = v2019 * v1;
-    const unsigned int v2030 = v2029 + v2021;
-    out[v2030] = v2028;
+  const unsigned int v2119 = static_cast<unsigned int>(v1402.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2120 = v560 + v2119;
+  const unsigned int v2121 = static_cast<unsigned int>(v1402.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2122 = v1394 + v2121;
+  const bool v2123 = v2120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2124 = v450 && v2123;
+  const bool v2125 = v2122 < v1;
+  const bool v2126 = v2124 && v2125;
+  if (v2126) {
+    const float v2127 = v1402.x[47];
+    const float v2128 = v2127 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2129 = iron_f32_to_bf16(v2128);
+    const unsigned int v2130 = v2120 * v1;
+    const unsigned int v2131 = v2130 + v2122;
+    out[v2131] = v2129;
   }
-  const unsigned int v2031 = static_cast<unsigned int>(v1301.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2032 = v459 + v2031;
-  const unsigned int v2033 = static_cast<unsigned int>(v1301.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2034 = v1293 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2036 = v349 && v2035;
-  const bool v2037 = v2034 < v1;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v1301.x[48];
-    const float v2040 = v2039 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2041 = iron_f32_to_bf16(v2040);
-    const unsigned int v2042 = v2032 * v1;
-    const unsigned int v2043 = v2042 + v2034;
-    out[v2043] = v2041;
+  const unsigned int v2132 = static_cast<unsigned int>(v1402.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2133 = v560 + v2132;
+  const unsigned int v2134 = static_cast<unsigned int>(v1402.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2135 = v1394 + v2134;
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2137 = v450 && v2136;
+  const bool v2138 = v2135 < v1;
+  const bool v2139 = v2137 && v2138;
+  if (v2139) {
+    const float v2140 = v1402.x[48];
+    const float v2141 = v2140 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2142 = iron_f32_to_bf16(v2141);
+    const unsigned int v2143 = v2133 * v1;
+    const unsigned int v2144 = v2143 + v2135;
+    out[v2144] = v2142;
   }
-  const unsigned int v2044 = static_cast<unsigned int>(v1301.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2045 = v459 + v2044;
-  const unsigned int v2046 = static_cast<unsigned int>(v1301.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2047 = v1293 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2049 = v349 && v2048;
-  const bool v2050 = v2047 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v1301.x[49];
-    const float v2053 = v2052 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2054 = iron_f32_to_bf16(v2053);
-    const unsigned int v2055 = v2045 * v1;
-    const unsigned int v2056 = v2055 + v2047;
-    out[v2056] = v2054;
+  const unsigned int v2145 = static_cast<unsigned int>(v1402.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2146 = v560 + v2145;
+  const unsigned int v2147 = static_cast<unsigned int>(v1402.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2148 = v1394 + v2147;
+  const bool v2149 = v2146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2150 = v450 && v2149;
+  const bool v2151 = v2148 < v1;
+  const bool v2152 = v2150 && v2151;
+  if (v2152) {
+    const float v2153 = v1402.x[49];
+    const float v2154 = v2153 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2155 = iron_f32_to_bf16(v2154);
+    const unsigned int v2156 = v2146 * v1;
+    const unsigned int v2157 = v2156 + v2148;
+    out[v2157] = v2155;
   }
-  const unsigned int v2057 = static_cast<unsigned int>(v1301.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2058 = v459 + v2057;
-  const unsigned int v2059 = static_cast<unsigned int>(v1301.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2060 = v1293 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2062 = v349 && v2061;
-  const bool v2063 = v2060 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v1301.x[50];
-    const float v2066 = v2065 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2067 = iron_f32_to_bf16(v2066);
-    const unsigned int v2068 = v2058 * v1;
-    const unsigned int v2069 = v2068 + v2060;
-    out[v2069] = v2067;
+  const unsigned int v2158 = static_cast<unsigned int>(v1402.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2159 = v560 + v2158;
+  const unsigned int v2160 = static_cast<unsigned int>(v1402.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2161 = v1394 + v2160;
+  const bool v2162 = v2159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2163 = v450 && v2162;
+  const bool v2164 = v2161 < v1;
+  const bool v2165 = v2163 && v2164;
+  if (v2165) {
+    const float v2166 = v1402.x[50];
+    const float v2167 = v2166 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2168 = iron_f32_to_bf16(v2167);
+    const unsigned int v2169 = v2159 * v1;
+    const unsigned int v2170 = v2169 + v2161;
+    out[v2170] = v2168;
   }
-  const unsigned int v2070 = static_cast<unsigned int>(v1301.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2071 = v459 + v2070;
-  const unsigned int v2072 = static_cast<unsigned int>(v1301.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2073 = v1293 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2075 = v349 && v2074;
-  const bool v2076 = v2073 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v1301.x[51];
-    const float v2079 = v2078 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2080 = iron_f32_to_bf16(v2079);
-    const unsigned int v2081 = v2071 * v1;
-    const unsigned int v2082 = v2081 + v2073;
-    out[v2082] = v2080;
+  const unsigned int v2171 = static_cast<unsigned int>(v1402.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2172 = v560 + v2171;
+  const unsigned int v2173 = static_cast<unsigned int>(v1402.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2174 = v1394 + v2173;
+  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2176 = v450 && v2175;
+  const bool v2177 = v2174 < v1;
+  const bool v2178 = v2176 && v2177;
+  if (v2178) {
+    const float v2179 = v1402.x[51];
+    const float v2180 = v2179 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2181 = iron_f32_to_bf16(v2180);
+    const unsigned int v2182 = v2172 * v1;
+    const unsigned int v2183 = v2182 + v2174;
+    out[v2183] = v2181;
   }
-  const unsigned int v2083 = static_cast<unsigned int>(v1301.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2084 = v459 + v2083;
-  const unsigned int v2085 = static_cast<unsigned int>(v1301.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2086 = v1293 + v2085;
-  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2088 = v349 && v2087;
-  const bool v2089 = v2086 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v1301.x[52];
-    const float v2092 = v2091 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2093 = iron_f32_to_bf16(v2092);
-    const unsigned int v2094 = v2084 * v1;
-    const unsigned int v2095 = v2094 + v2086;
-    out[v2095] = v2093;
+  const unsigned int v2184 = static_cast<unsigned int>(v1402.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2185 = v560 + v2184;
+  const unsigned int v2186 = static_cast<unsigned int>(v1402.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2187 = v1394 + v2186;
+  const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2189 = v450 && v2188;
+  const bool v2190 = v2187 < v1;
+  const bool v2191 = v2189 && v2190;
+  if (v2191) {
+    const float v2192 = v1402.x[52];
+    const float v2193 = v2192 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2194 = iron_f32_to_bf16(v2193);
+    const unsigned int v2195 = v2185 * v1;
+    const unsigned int v2196 = v2195 + v2187;
+    out[v2196] = v2194;
   }
-  const unsigned int v2096 = static_cast<unsigned int>(v1301.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2097 = v459 + v2096;
-  const unsigned int v2098 = static_cast<unsigned int>(v1301.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2099 = v1293 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2101 = v349 && v2100;
-  const bool v2102 = v2099 < v1;
-  const bool v2103 = v2101 && v2102;
-  if (v2103) {
-    const float v2104 = v1301.x[53];
-    const float v2105 = v2104 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2106 = iron_f32_to_bf16(v2105);
-    const unsigned int v2107 = v2097 * v1;
-    const unsigned int v2108 = v2107 + v2099;
-    out[v2108] = v2106;
+  const unsigned int v2197 = static_cast<unsigned int>(v1402.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2198 = v560 + v2197;
+  const unsigned int v2199 = static_cast<unsigned int>(v1402.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2200 = v1394 + v2199;
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2202 = v450 && v2201;
+  const bool v2203 = v2200 < v1;
+  const bool v2204 = v2202 && v2203;
+  if (v2204) {
+    const float v2205 = v1402.x[53];
+    const float v2206 = v2205 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2207 = iron_f32_to_bf16(v2206);
+    const unsigned int v2208 = v2198 * v1;
+    const unsigned int v2209 = v2208 + v2200;
+    out[v2209] = v2207;
   }
-  const unsigned int v2109 = static_cast<unsigned int>(v1301.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2110 = v459 + v2109;
-  const unsigned int v2111 = static_cast<unsigned int>(v1301.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2112 = v1293 + v2111;
-  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2114 = v349 && v2113;
-  const bool v2115 = v2112 < v1;
-  const bool v2116 = v2114 && v2115;
-  if (v2116) {
-    const float v2117 = v1301.x[54];
-    const float v2118 = v2117 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2119 = iron_f32_to_bf16(v2118);
-    const unsigned int v2120 = v2110 * v1;
-    const unsigned int v2121 = v2120 + v2112;
-    out[v2121] = v2119;
+  const unsigned int v2210 = static_cast<unsigned int>(v1402.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2211 = v560 + v2210;
+  const unsigned int v2212 = static_cast<unsigned int>(v1402.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2213 = v1394 + v2212;
+  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2215 = v450 && v2214;
+  const bool v2216 = v2213 < v1;
+  const bool v2217 = v2215 && v2216;
+  if (v2217) {
+    const float v2218 = v1402.x[54];
+    const float v2219 = v2218 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2220 = iron_f32_to_bf16(v2219);
+    const unsigned int v2221 = v2211 * v1;
+    const unsigned int v2222 = v2221 + v2213;
+    out[v2222] = v2220;
   }
-  const unsigned int v2122 = static_cast<unsigned int>(v1301.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2123 = v459 + v2122;
-  const unsigned int v2124 = static_cast<unsigned int>(v1301.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2125 = v1293 + v2124;
-  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2127 = v349 && v2126;
-  const bool v2128 = v2125 < v1;
-  const bool v2129 = v2127 && v2128;
-  if (v2129) {
-    const float v2130 = v1301.x[55];
-    const float v2131 = v2130 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2132 = iron_f32_to_bf16(v2131);
-    const unsigned int v2133 = v2123 * v1;
-    const unsigned int v2134 = v2133 + v2125;
-    out[v2134] = v2132;
+  const unsigned int v2223 = static_cast<unsigned int>(v1402.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2224 = v560 + v2223;
+  const unsigned int v2225 = static_cast<unsigned int>(v1402.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2226 = v1394 + v2225;
+  const bool v2227 = v2224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2228 = v450 && v2227;
+  const bool v2229 = v2226 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v1402.x[55];
+    const float v2232 = v2231 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2233 = iron_f32_to_bf16(v2232);
+    const unsigned int v2234 = v2224 * v1;
+    const unsigned int v2235 = v2234 + v2226;
+    out[v2235] = v2233;
   }
-  const unsigned int v2135 = static_cast<unsigned int>(v1301.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2136 = v459 + v2135;
-  const unsigned int v2137 = static_cast<unsigned int>(v1301.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2138 = v1293 + v2137;
-  const bool v2139 = v2136 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2140 = v349 && v2139;
-  const bool v2141 = v2138 < v1;
-  const bool v2142 = v2140 && v2141;
-  if (v2142) {
-    const float v2143 = v1301.x[56];
-    const float v2144 = v2143 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2145 = iron_f32_to_bf16(v2144);
-    const unsigned int v2146 = v2136 * v1;
-    const unsigned int v2147 = v2146 + v2138;
-    out[v2147] = v2145;
+  const unsigned int v2236 = static_cast<unsigned int>(v1402.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2237 = v560 + v2236;
+  const unsigned int v2238 = static_cast<unsigned int>(v1402.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2239 = v1394 + v2238;
+  const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2241 = v450 && v2240;
+  const bool v2242 = v2239 < v1;
+  const bool v2243 = v2241 && v2242;
+  if (v2243) {
+    const float v2244 = v1402.x[56];
+    const float v2245 = v2244 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2246 = iron_f32_to_bf16(v2245);
+    const unsigned int v2247 = v2237 * v1;
+    const unsigned int v2248 = v2247 + v2239;
+    out[v2248] = v2246;
   }
-  const unsigned int v2148 = static_cast<unsigned int>(v1301.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2149 = v459 + v2148;
-  const unsigned int v2150 = static_cast<unsigned int>(v1301.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2151 = v1293 + v2150;
-  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2153 = v349 && v2152;
-  const bool v2154 = v2151 < v1;
-  const bool v2155 = v2153 && v2154;
-  if (v2155) {
-    const float v2156 = v1301.x[57];
-    const float v2157 = v2156 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2158 = iron_f32_to_bf16(v2157);
-    const unsigned int v2159 = v2149 * v1;
-    const unsigned int v2160 = v2159 + v2151;
-    out[v2160] = v2158;
+  const unsigned int v2249 = static_cast<unsigned int>(v1402.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2250 = v560 + v2249;
+  const unsigned int v2251 = static_cast<unsigned int>(v1402.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2252 = v1394 + v2251;
+  const bool v2253 = v2250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2254 = v450 && v2253;
+  const bool v2255 = v2252 < v1;
+  const bool v2256 = v2254 && v2255;
+  if (v2256) {
+    const float v2257 = v1402.x[57];
+    const float v2258 = v2257 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2259 = iron_f32_to_bf16(v2258);
+    const unsigned int v2260 = v2250 * v1;
+    const unsigned int v2261 = v2260 + v2252;
+    out[v2261] = v2259;
   }
-  const unsigned int v2161 = static_cast<unsigned int>(v1301.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2162 = v459 + v2161;
-  const unsigned int v2163 = static_cast<unsigned int>(v1301.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2164 = v1293 + v2163;
-  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2166 = v349 && v2165;
-  const bool v2167 = v2164 < v1;
-  const bool v2168 = v2166 && v2167;
-  if (v2168) {
-    const float v2169 = v1301.x[58];
-    const float v2170 = v2169 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2171 = iron_f32_to_bf16(v2170);
-    const unsigned int v2172 = v2162 * v1;
-    const unsigned int v2173 = v2172 + v2164;
-    out[v2173] = v2171;
+  const unsigned int v2262 = static_cast<unsigned int>(v1402.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2263 = v560 + v2262;
+  const unsigned int v2264 = static_cast<unsigned int>(v1402.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2265 = v1394 + v2264;
+  const bool v2266 = v2263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2267 = v450 && v2266;
+  const bool v2268 = v2265 < v1;
+  const bool v2269 = v2267 && v2268;
+  if (v2269) {
+    const float v2270 = v1402.x[58];
+    const float v2271 = v2270 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2272 = iron_f32_to_bf16(v2271);
+    const unsigned int v2273 = v2263 * v1;
+    const unsigned int v2274 = v2273 + v2265;
+    out[v2274] = v2272;
   }
-  const unsigned int v2174 = static_cast<unsigned int>(v1301.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2175 = v459 + v2174;
-  const unsigned int v2176 = static_cast<unsigned int>(v1301.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2177 = v1293 + v2176;
-  const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2179 = v349 && v2178;
-  const bool v2180 = v2177 < v1;
-  const bool v2181 = v2179 && v2180;
-  if (v2181) {
-    const float v2182 = v1301.x[59];
-    const float v2183 = v2182 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2184 = iron_f32_to_bf16(v2183);
-    const unsigned int v2185 = v2175 * v1;
-    const unsigned int v2186 = v2185 + v2177;
-    out[v2186] = v2184;
+  const unsigned int v2275 = static_cast<unsigned int>(v1402.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2276 = v560 + v2275;
+  const unsigned int v2277 = static_cast<unsigned int>(v1402.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2278 = v1394 + v2277;
+  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2280 = v450 && v2279;
+  const bool v2281 = v2278 < v1;
+  const bool v2282 = v2280 && v2281;
+  if (v2282) {
+    const float v2283 = v1402.x[59];
+    const float v2284 = v2283 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2285 = iron_f32_to_bf16(v2284);
+    const unsigned int v2286 = v2276 * v1;
+    const unsigned int v2287 = v2286 + v2278;
+    out[v2287] = v2285;
   }
-  const unsigned int v2187 = static_cast<unsigned int>(v1301.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2188 = v459 + v2187;
-  const unsigned int v2189 = static_cast<unsigned int>(v1301.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2190 = v1293 + v2189;
-  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2192 = v349 && v2191;
-  const bool v2193 = v2190 < v1;
-  const bool v2194 = v2192 && v2193;
-  if (v2194) {
-    const float v2195 = v1301.x[60];
-    const float v2196 = v2195 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2197 = iron_f32_to_bf16(v2196);
-    const unsigned int v2198 = v2188 * v1;
-    const unsigned int v2199 = v2198 + v2190;
-    out[v2199] = v2197;
+  const unsigned int v2288 = static_cast<unsigned int>(v1402.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2289 = v560 + v2288;
+  const unsigned int v2290 = static_cast<unsigned int>(v1402.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2291 = v1394 + v2290;
+  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2293 = v450 && v2292;
+  const bool v2294 = v2291 < v1;
+  const bool v2295 = v2293 && v2294;
+  if (v2295) {
+    const float v2296 = v1402.x[60];
+    const float v2297 = v2296 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2298 = iron_f32_to_bf16(v2297);
+    const unsigned int v2299 = v2289 * v1;
+    const unsigned int v2300 = v2299 + v2291;
+    out[v2300] = v2298;
   }
-  const unsigned int v2200 = static_cast<unsigned int>(v1301.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2201 = v459 + v2200;
-  const unsigned int v2202 = static_cast<unsigned int>(v1301.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2203 = v1293 + v2202;
-  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2205 = v349 && v2204;
-  const bool v2206 = v2203 < v1;
-  const bool v2207 = v2205 && v2206;
-  if (v2207) {
-    const float v2208 = v1301.x[61];
-    const float v2209 = v2208 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2210 = iron_f32_to_bf16(v2209);
-    const unsigned int v2211 = v2201 * v1;
-    const unsigned int v2212 = v2211 + v2203;
-    out[v2212] = v2210;
+  const unsigned int v2301 = static_cast<unsigned int>(v1402.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2302 = v560 + v2301;
+  const unsigned int v2303 = static_cast<unsigned int>(v1402.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2304 = v1394 + v2303;
+  const bool v2305 = v2302 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2306 = v450 && v2305;
+  const bool v2307 = v2304 < v1;
+  const bool v2308 = v2306 && v2307;
+  if (v2308) {
+    const float v2309 = v1402.x[61];
+    const float v2310 = v2309 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2311 = iron_f32_to_bf16(v2310);
+    const unsigned int v2312 = v2302 * v1;
+    const unsigned int v2313 = v2312 + v2304;
+    out[v2313] = v2311;
   }
-  const unsigned int v2213 = static_cast<unsigned int>(v1301.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2214 = v459 + v2213;
-  const unsigned int v2215 = static_cast<unsigned int>(v1301.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2216 = v1293 + v2215;
-  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2218 = v349 && v2217;
-  const bool v2219 = v2216 < v1;
-  const bool v2220 = v2218 && v2219;
-  if (v2220) {
-    const float v2221 = v1301.x[62];
-    const float v2222 = v2221 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2223 = iron_f32_to_bf16(v2222);
-    const unsigned int v2224 = v2214 * v1;
-    const unsigned int v2225 = v2224 + v2216;
-    out[v2225] = v2223;
+  const unsigned int v2314 = static_cast<unsigned int>(v1402.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2315 = v560 + v2314;
+  const unsigned int v2316 = static_cast<unsigned int>(v1402.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2317 = v1394 + v2316;
+  const bool v2318 = v2315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2319 = v450 && v2318;
+  const bool v2320 = v2317 < v1;
+  const bool v2321 = v2319 && v2320;
+  if (v2321) {
+    const float v2322 = v1402.x[62];
+    const float v2323 = v2322 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2324 = iron_f32_to_bf16(v2323);
+    const unsigned int v2325 = v2315 * v1;
+    const unsigned int v2326 = v2325 + v2317;
+    out[v2326] = v2324;
   }
-  const unsigned int v2226 = static_cast<unsigned int>(v1301.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2227 = v459 + v2226;
-  const unsigned int v2228 = static_cast<unsigned int>(v1301.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2229 = v1293 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2231 = v349 && v2230;
-  const bool v2232 = v2229 < v1;
-  const bool v2233 = v2231 && v2232;
-  if (v2233) {
-    const float v2234 = v1301.x[63];
-    const float v2235 = v2234 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2236 = iron_f32_to_bf16(v2235);
-    const unsigned int v2237 = v2227 * v1;
-    const unsigned int v2238 = v2237 + v2229;
-    out[v2238] = v2236;
+  const unsigned int v2327 = static_cast<unsigned int>(v1402.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2328 = v560 + v2327;
+  const unsigned int v2329 = static_cast<unsigned int>(v1402.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2330 = v1394 + v2329;
+  const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2332 = v450 && v2331;
+  const bool v2333 = v2330 < v1;
+  const bool v2334 = v2332 && v2333;
+  if (v2334) {
+    const float v2335 = v1402.x[63];
+    const float v2336 = v2335 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2337 = iron_f32_to_bf16(v2336);
+    const unsigned int v2338 = v2328 * v1;
+    const unsigned int v2339 = v2338 + v2330;
+    out[v2339] = v2337;
   }
 }

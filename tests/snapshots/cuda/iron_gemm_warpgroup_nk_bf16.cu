@@ -276,2874 +276,2874 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v26 = v25 << 8u;
-  unsigned int v317 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:619
-  const unsigned int v320 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:505
-  const bool v321 = v320 < 8u;
-  const unsigned int v324 = v320 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
-  iron_frag<float, 2, 16, 128> v326;
-  iron_frag_fill(v326, 0.0f);
-  const unsigned int v329 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
-  const bool v330 = v329 == v317;
-  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:528
-    const bool v3489 = v317 < v2;  // kernels/gemm/gemm_warpgroup.hpp:529
-    if (v3489) {
-      const unsigned int v3493 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
-      const unsigned int v3496 = v320 << 5u;
-      const unsigned int v3497 = v3496 + v3493;
-      const unsigned int v3498 = v3497 >> 3u;
-      const unsigned int v3499 = v3497 & 7u;
-      const unsigned int v3500 = v3499 << 3u;
-      const unsigned int v3501 = v22 + v3498;
-      const bool v3503 = v3501 < v0;
-      const bool v3504 = v3500 < v2;
-      const bool v3505 = v3503 && v3504;
-      const unsigned int v3506 = v3501 * v2;
-      const unsigned int v3507 = v3506 + v3500;
-      const unsigned int v3508 = v3505 ? v3507 : v317;
-      const unsigned int v3509 = v3498 << 6u;
-      const unsigned int v3511 = v3509 + v3500;
-      iron_copy_async<16>(shm3 + (v3511 ^ (((v3511 >> 6u) & 7u) << 3u)), a + v3508, v3505);
-      const unsigned int v3513 = v3497 + 384u;
-      const unsigned int v3514 = v3513 >> 3u;
-      const unsigned int v3515 = v3513 & 7u;
-      const unsigned int v3516 = v3515 << 3u;
-      const unsigned int v3517 = v22 + v3514;
-      const bool v3519 = v3517 < v0;
-      const bool v3520 = v3516 < v2;
-      const bool v3521 = v3519 && v3520;
-      const unsigned int v3522 = v3517 * v2;
-      const unsigned int v3523 = v3522 + v3516;
-      const unsigned int v3524 = v3521 ? v3523 : v317;
-      const unsigned int v3525 = v3514 << 6u;
-      const unsigned int v3527 = v3525 + v3516;
-      iron_copy_async<16>(shm3 + (v3527 ^ (((v3527 >> 6u) & 7u) << 3u)), a + v3524, v3521);
-      const unsigned int v3529 = v3497 + 768u;
-      const bool v3531 = v3529 < 1024u;
-      if (v3531) {
-        const unsigned int v3532 = v3529 >> 3u;
-        const unsigned int v3533 = v3529 & 7u;
-        const unsigned int v3534 = v3533 << 3u;
-        const unsigned int v3535 = v22 + v3532;
-        const bool v3537 = v3535 < v0;
-        const bool v3538 = v3534 < v2;
-        const bool v3539 = v3537 && v3538;
-        const unsigned int v3540 = v3535 * v2;
-        const unsigned int v3541 = v3540 + v3534;
-        const unsigned int v3542 = v3539 ? v3541 : v317;
-        const unsigned int v3543 = v3532 << 6u;
-        const unsigned int v3545 = v3543 + v3534;
-        iron_copy_async<16>(shm3 + (v3545 ^ (((v3545 >> 6u) & 7u) << 3u)), a + v3542, v3539);
-      }
-      const unsigned int v3546 = v26 + v3498;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3547 = v3546 < v1;
-      const bool v3548 = v3547 && v3504;
-      const unsigned int v3549 = v3546 * v2;
-      const unsigned int v3550 = v3549 + v3500;
-      const unsigned int v3551 = v3548 ? v3550 : v317;
-      iron_copy_async<16>(shm4 + (v3511 ^ (((v3511 >> 6u) & 7u) << 3u)), b + v3551, v3548);
-      const unsigned int v3552 = v26 + v3514;
-      const bool v3553 = v3552 < v1;
-      const bool v3554 = v3553 && v3520;
-      const unsigned int v3555 = v3552 * v2;
-      const unsigned int v3556 = v3555 + v3516;
-      const unsigned int v3557 = v3554 ? v3556 : v317;
-      iron_copy_async<16>(shm4 + (v3527 ^ (((v3527 >> 6u) & 7u) << 3u)), b + v3557, v3554);
-      if (v3531) {
-        const unsigned int v3558 = v3529 >> 3u;
-        const unsigned int v3559 = v3529 & 7u;
-        const unsigned int v3560 = v3559 << 3u;
-        const unsigned int v3561 = v26 + v3558;
-        const bool v3563 = v3561 < v1;
-        const bool v3564 = v3560 < v2;
-        const bool v3565 = v3563 && v3564;
-        const unsigned int v3566 = v3561 * v2;
-        const unsigned int v3567 = v3566 + v3560;
-        const unsigned int v3568 = v3565 ? v3567 : v317;
-        const unsigned int v3569 = v3558 << 6u;
-        const unsigned int v3571 = v3569 + v3560;
-        iron_copy_async<16>(shm4 + (v3571 ^ (((v3571 >> 6u) & 7u) << 3u)), b + v3568, v3565);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
-    const bool v3574 = 64u < v2;
-    if (v3574) {
-      const unsigned int v3578 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
-      const unsigned int v3581 = v320 << 5u;
-      const unsigned int v3582 = v3581 + v3578;
-      const unsigned int v3583 = v3582 >> 3u;
-      const unsigned int v3584 = v3582 & 7u;
-      const unsigned int v3585 = v3584 << 3u;
-      const unsigned int v3586 = v22 + v3583;
-      const unsigned int v3587 = 64u + v3585;
-      const bool v3588 = v3586 < v0;
-      const bool v3589 = v3587 < v2;
-      const bool v3590 = v3588 && v3589;
-      const unsigned int v3591 = v3586 * v2;
-      const unsigned int v3592 = v3591 + v3587;
-      const unsigned int v3593 = v3590 ? v3592 : v317;
-      const unsigned int v3594 = v3583 << 6u;
-      const unsigned int v3595 = 8192u + v3594;
-      const unsigned int v3596 = v3595 + v3585;
-      iron_copy_async<16>(shm3 + (v3596 ^ (((v3596 >> 6u) & 7u) << 3u)), a + v3593, v3590);
-      const unsigned int v3598 = v3582 + 384u;
+  unsigned int v418 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:620
+  const unsigned int v421 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:506
+  const bool v422 = v421 < 8u;
+  const unsigned int v425 = v421 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:424
+  iron_frag<float, 2, 16, 128> v427;
+  iron_frag_fill(v427, 0.0f);
+  const unsigned int v430 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
+  const bool v431 = v430 == v418;
+  if (v431) {  // kernels/gemm/gemm_warpgroup.hpp:529
+    const bool v3590 = v418 < v2;  // kernels/gemm/gemm_warpgroup.hpp:530
+    if (v3590) {
+      const unsigned int v3594 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
+      const unsigned int v3597 = v421 << 5u;
+      const unsigned int v3598 = v3597 + v3594;
       const unsigned int v3599 = v3598 >> 3u;
       const unsigned int v3600 = v3598 & 7u;
       const unsigned int v3601 = v3600 << 3u;
       const unsigned int v3602 = v22 + v3599;
-      const unsigned int v3603 = 64u + v3601;
       const bool v3604 = v3602 < v0;
-      const bool v3605 = v3603 < v2;
+      const bool v3605 = v3601 < v2;
       const bool v3606 = v3604 && v3605;
       const unsigned int v3607 = v3602 * v2;
-      const unsigned int v3608 = v3607 + v3603;
-      const unsigned int v3609 = v3606 ? v3608 : v317;
+      const unsigned int v3608 = v3607 + v3601;
+      const unsigned int v3609 = v3606 ? v3608 : v418;
       const unsigned int v3610 = v3599 << 6u;
-      const unsigned int v3611 = 8192u + v3610;
-      const unsigned int v3612 = v3611 + v3601;
+      const unsigned int v3612 = v3610 + v3601;
       iron_copy_async<16>(shm3 + (v3612 ^ (((v3612 >> 6u) & 7u) << 3u)), a + v3609, v3606);
-      const unsigned int v3614 = v3582 + 768u;
-      const bool v3616 = v3614 < 1024u;
-      if (v3616) {
-        const unsigned int v3617 = v3614 >> 3u;
-        const unsigned int v3618 = v3614 & 7u;
-        const unsigned int v3619 = v3618 << 3u;
-        const unsigned int v3620 = v22 + v3617;
-        const unsigned int v3621 = 64u + v3619;
-        const bool v3622 = v3620 < v0;
-        const bool v3623 = v3621 < v2;
-        const bool v3624 = v3622 && v3623;
-        const unsigned int v3625 = v3620 * v2;
-        const unsigned int v3626 = v3625 + v3621;
-        const unsigned int v3627 = v3624 ? v3626 : v317;
-        const unsigned int v3628 = v3617 << 6u;
-        const unsigned int v3629 = 8192u + v3628;
-        const unsigned int v3630 = v3629 + v3619;
-        iron_copy_async<16>(shm3 + (v3630 ^ (((v3630 >> 6u) & 7u) << 3u)), a + v3627, v3624);
+      const unsigned int v3614 = v3598 + 384u;
+      const unsigned int v3615 = v3614 >> 3u;
+      const unsigned int v3616 = v3614 & 7u;
+      const unsigned int v3617 = v3616 << 3u;
+      const unsigned int v3618 = v22 + v3615;
+      const bool v3620 = v3618 < v0;
+      const bool v3621 = v3617 < v2;
+      const bool v3622 = v3620 && v3621;
+      const unsigned int v3623 = v3618 * v2;
+      const unsigned int v3624 = v3623 + v3617;
+      const unsigned int v3625 = v3622 ? v3624 : v418;
+      const unsigned int v3626 = v3615 << 6u;
+      const unsigned int v3628 = v3626 + v3617;
+      iron_copy_async<16>(shm3 + (v3628 ^ (((v3628 >> 6u) & 7u) << 3u)), a + v3625, v3622);
+      const unsigned int v3630 = v3598 + 768u;
+      const bool v3632 = v3630 < 1024u;
+      if (v3632) {
+        const unsigned int v3633 = v3630 >> 3u;
+        const unsigned int v3634 = v3630 & 7u;
+        const unsigned int v3635 = v3634 << 3u;
+        const unsigned int v3636 = v22 + v3633;
+        const bool v3638 = v3636 < v0;
+        const bool v3639 = v3635 < v2;
+        const bool v3640 = v3638 && v3639;
+        const unsigned int v3641 = v3636 * v2;
+        const unsigned int v3642 = v3641 + v3635;
+        const unsigned int v3643 = v3640 ? v3642 : v418;
+        const unsigned int v3644 = v3633 << 6u;
+        const unsigned int v3646 = v3644 + v3635;
+        iron_copy_async<16>(shm3 + (v3646 ^ (((v3646 >> 6u) & 7u) << 3u)), a + v3643, v3640);
       }
-      const unsigned int v3631 = v26 + v3583;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3632 = v3631 < v1;
-      const bool v3633 = v3632 && v3589;
-      const unsigned int v3634 = v3631 * v2;
-      const unsigned int v3635 = v3634 + v3587;
-      const unsigned int v3636 = v3633 ? v3635 : v317;
-      iron_copy_async<16>(shm4 + (v3596 ^ (((v3596 >> 6u) & 7u) << 3u)), b + v3636, v3633);
-      const unsigned int v3637 = v26 + v3599;
-      const bool v3638 = v3637 < v1;
-      const bool v3639 = v3638 && v3605;
-      const unsigned int v3640 = v3637 * v2;
-      const unsigned int v3641 = v3640 + v3603;
-      const unsigned int v3642 = v3639 ? v3641 : v317;
-      iron_copy_async<16>(shm4 + (v3612 ^ (((v3612 >> 6u) & 7u) << 3u)), b + v3642, v3639);
-      if (v3616) {
-        const unsigned int v3643 = v3614 >> 3u;
-        const unsigned int v3644 = v3614 & 7u;
-        const unsigned int v3645 = v3644 << 3u;
-        const unsigned int v3646 = v26 + v3643;
-        const unsigned int v3647 = 64u + v3645;
-        const bool v3648 = v3646 < v1;
-        const bool v3649 = v3647 < v2;
-        const bool v3650 = v3648 && v3649;
-        const unsigned int v3651 = v3646 * v2;
-        const unsigned int v3652 = v3651 + v3647;
-        const unsigned int v3653 = v3650 ? v3652 : v317;
-        const unsigned int v3654 = v3643 << 6u;
-        const unsigned int v3655 = 8192u + v3654;
-        const unsigned int v3656 = v3655 + v3645;
-        iron_copy_async<16>(shm4 + (v3656 ^ (((v3656 >> 6u) & 7u) << 3u)), b + v3653, v3650);
+      const unsigned int v3647 = v26 + v3599;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3648 = v3647 < v1;
+      const bool v3649 = v3648 && v3605;
+      const unsigned int v3650 = v3647 * v2;
+      const unsigned int v3651 = v3650 + v3601;
+      const unsigned int v3652 = v3649 ? v3651 : v418;
+      iron_copy_async<16>(shm4 + (v3612 ^ (((v3612 >> 6u) & 7u) << 3u)), b + v3652, v3649);
+      const unsigned int v3653 = v26 + v3615;
+      const bool v3654 = v3653 < v1;
+      const bool v3655 = v3654 && v3621;
+      const unsigned int v3656 = v3653 * v2;
+      const unsigned int v3657 = v3656 + v3617;
+      const unsigned int v3658 = v3655 ? v3657 : v418;
+      iron_copy_async<16>(shm4 + (v3628 ^ (((v3628 >> 6u) & 7u) << 3u)), b + v3658, v3655);
+      if (v3632) {
+        const unsigned int v3659 = v3630 >> 3u;
+        const unsigned int v3660 = v3630 & 7u;
+        const unsigned int v3661 = v3660 << 3u;
+        const unsigned int v3662 = v26 + v3659;
+        const bool v3664 = v3662 < v1;
+        const bool v3665 = v3661 < v2;
+        const bool v3666 = v3664 && v3665;
+        const unsigned int v3667 = v3662 * v2;
+        const unsigned int v3668 = v3667 + v3661;
+        const unsigned int v3669 = v3666 ? v3668 : v418;
+        const unsigned int v3670 = v3659 << 6u;
+        const unsigned int v3672 = v3670 + v3661;
+        iron_copy_async<16>(shm4 + (v3672 ^ (((v3672 >> 6u) & 7u) << 3u)), b + v3669, v3666);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
-
-    for (unsigned int v2640 = v317; v2640 < v2; v2640 += 64u) {
-      const unsigned int v2642 = v2640 >> 6u;
-      const unsigned int v2644 = v2642 % 3u;
-      asm volatile("cp.async.wait_group 1;" ::: "memory");
-      __syncthreads();
-      if (v321) {
-        const unsigned int v2646 = v2644 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v2653 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
-        const unsigned int v2654 = v2653 << 6u;
-        const unsigned int v2655 = v2646 + v2654;
-        const unsigned int v3139 = v320 & 3u;
-        const unsigned int v3141 = v3139 << 4u;
-        const unsigned int v3143 = v3141 << 6u;
-        const unsigned int v3145 = v2655 + v3143;
-        iron_frag<iron_bf16, 0, 16, 16> v3152;
-        iron_frag_fill(v3152, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3152, shm3, v3145, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3154;
-        iron_frag_fill(v3154, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3154, shm4, v2646, 64u);
-        iron_frag_mma_sync(v326, v3152, v3154);
-        const unsigned int v3156 = v3145 + 16u;
-        const unsigned int v3159 = v2646 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3161;
-        iron_frag_fill(v3161, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3161, shm3, v3156, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3163;
-        iron_frag_fill(v3163, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3163, shm4, v3159, 64u);
-        iron_frag_mma_sync(v326, v3161, v3163);
-        const unsigned int v3165 = v3145 + 32u;
-        const unsigned int v3168 = v2646 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3170;
-        iron_frag_fill(v3170, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3170, shm3, v3165, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3172;
-        iron_frag_fill(v3172, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3172, shm4, v3168, 64u);
-        iron_frag_mma_sync(v326, v3170, v3172);
-        const unsigned int v3174 = v3145 + 48u;
-        const unsigned int v3177 = v2646 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3179;
-        iron_frag_fill(v3179, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3179, shm3, v3174, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3181;
-        iron_frag_fill(v3181, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3181, shm4, v3177, 64u);
-        iron_frag_mma_sync(v326, v3179, v3181);
-      }
-      const unsigned int v2661 = v2640 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:529
-      const unsigned int v2663 = v2642 + 2u;
-      const unsigned int v2664 = v2663 % 3u;
-      const bool v2665 = v2661 < v2;
-      if (v2665) {
-        const unsigned int v2667 = v2664 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
-        const unsigned int v2670 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
-        const unsigned int v2672 = v320 << 5u;
-        const unsigned int v2673 = v2672 + v2670;
-        const unsigned int v2677 = v2673 >> 3u;
-        const unsigned int v2679 = v2673 & 7u;
-        const unsigned int v2681 = v2679 << 3u;
-        const unsigned int v2682 = v22 + v2677;
-        const unsigned int v2683 = v2661 + v2681;
-        const bool v2684 = v2682 < v0;
-        const bool v2685 = v2683 < v2;
-        const bool v2686 = v2684 && v2685;
-        const unsigned int v2687 = v2682 * v2;
-        const unsigned int v2689 = v2687 + v2683;
-        const unsigned int v2690 = v2686 ? v2689 : v317;
-        const unsigned int v2692 = v2677 << 6u;
-        const unsigned int v2693 = v2667 + v2692;
-        const unsigned int v2694 = v2693 + v2681;
-        iron_copy_async<16>(shm3 + (v2694 ^ (((v2694 >> 6u) & 7u) << 3u)), a + v2690, v2686);
-        const unsigned int v2696 = v2673 + 384u;
-        const unsigned int v2698 = v2696 >> 3u;
-        const unsigned int v2700 = v2696 & 7u;
-        const unsigned int v2702 = v2700 << 3u;
-        const unsigned int v2703 = v22 + v2698;
-        const unsigned int v2704 = v2661 + v2702;
-        const bool v2705 = v2703 < v0;
-        const bool v2706 = v2704 < v2;
-        const bool v2707 = v2705 && v2706;
-        const unsigned int v2708 = v2703 * v2;
-        const unsigned int v2710 = v2708 + v2704;
-        const unsigned int v2711 = v2707 ? v2710 : v317;
-        const unsigned int v2713 = v2698 << 6u;
-        const unsigned int v2714 = v2667 + v2713;
-        const unsigned int v2715 = v2714 + v2702;
-        iron_copy_async<16>(shm3 + (v2715 ^ (((v2715 >> 6u) & 7u) << 3u)), a + v2711, v2707);
-        const unsigned int v2717 = v2673 + 768u;
-        const bool v2719 = v2717 < 1024u;
-        if (v2719) {
-          const unsigned int v2721 = v2717 >> 3u;
-          const unsigned int v2723 = v2717 & 7u;
-          const unsigned int v2725 = v2723 << 3u;
-          const unsigned int v2726 = v22 + v2721;
-          const unsigned int v2727 = v2661 + v2725;
-          const bool v2728 = v2726 < v0;
-          const bool v2729 = v2727 < v2;
-          const bool v2730 = v2728 && v2729;
-          const unsigned int v2731 = v2726 * v2;
-          const unsigned int v2733 = v2731 + v2727;
-          const unsigned int v2734 = v2730 ? v2733 : v317;
-          const unsigned int v2736 = v2721 << 6u;
-          const unsigned int v2737 = v2667 + v2736;
-          const unsigned int v2738 = v2737 + v2725;
-          iron_copy_async<16>(shm3 + (v2738 ^ (((v2738 >> 6u) & 7u) << 3u)), a + v2734, v2730);
-        }
-        const unsigned int v2755 = v26 + v2677;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const bool v2757 = v2755 < v1;
-        const bool v2759 = v2757 && v2685;
-        const unsigned int v2760 = v2755 * v2;
-        const unsigned int v2762 = v2760 + v2683;
-        const unsigned int v2763 = v2759 ? v2762 : v317;
-        iron_copy_async<16>(shm4 + (v2694 ^ (((v2694 >> 6u) & 7u) << 3u)), b + v2763, v2759);
-        const unsigned int v2776 = v26 + v2698;
-        const bool v2778 = v2776 < v1;
-        const bool v2780 = v2778 && v2706;
-        const unsigned int v2781 = v2776 * v2;
-        const unsigned int v2783 = v2781 + v2704;
-        const unsigned int v2784 = v2780 ? v2783 : v317;
-        iron_copy_async<16>(shm4 + (v2715 ^ (((v2715 >> 6u) & 7u) << 3u)), b + v2784, v2780);
-        if (v2719) {
-          const unsigned int v2794 = v2717 >> 3u;
-          const unsigned int v2796 = v2717 & 7u;
-          const unsigned int v2798 = v2796 << 3u;
-          const unsigned int v2799 = v26 + v2794;
-          const unsigned int v2800 = v2661 + v2798;
-          const bool v2801 = v2799 < v1;
-          const bool v2802 = v2800 < v2;
-          const bool v2803 = v2801 && v2802;
-          const unsigned int v2804 = v2799 * v2;
-          const unsigned int v2806 = v2804 + v2800;
-          const unsigned int v2807 = v2803 ? v2806 : v317;
-          const unsigned int v2809 = v2794 << 6u;
-          const unsigned int v2810 = v2667 + v2809;
-          const unsigned int v2811 = v2810 + v2798;
-          iron_copy_async<16>(shm4 + (v2811 ^ (((v2811 >> 6u) & 7u) << 3u)), b + v2807, v2803);
-        }
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
-    }
-    __syncthreads();
-  } else {
-    const unsigned int v359 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const unsigned int v360 = threadIdx.x;
-
-    for (unsigned int v357 = v317; v357 < v2; v357 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
-      for (unsigned int v362 = v360; v362 < 8192u; v362 += v359) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v364 = v362 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v366 = v362 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v367 = v22 + v364;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v368 = v367 < v0;
-        const unsigned int v369 = v357 + v366;
-        const bool v370 = v369 < v2;
-        const bool v371 = v368 && v370;
-        if (v371) {
-          const unsigned int v373 = v367 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v375 = v373 + v357;
-          const unsigned int v376 = v375 + v366;
-          const iron_bf16 v377 = a[v376];
-          const unsigned int v379 = v364 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v380 = v379 + v366;
-          shm3[(v380 ^ (((v380 >> 6u) & 7u) << 3u))] = v377;
-        } else {
-          const unsigned int v382 = v364 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v383 = v382 + v366;
-          shm3[(v383 ^ (((v383 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
-        }
-      }
-
-      for (unsigned int v389 = v360; v389 < 8192u; v389 += v359) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v391 = v389 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v393 = v389 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v394 = v26 + v391;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v395 = v394 < v1;
-        const unsigned int v396 = v357 + v393;
-        const bool v397 = v396 < v2;
-        const bool v398 = v395 && v397;
-        if (v398) {
-          const unsigned int v400 = v394 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v402 = v400 + v357;
-          const unsigned int v403 = v402 + v393;
-          const iron_bf16 v404 = b[v403];
-          const unsigned int v406 = v391 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v407 = v406 + v393;
-          shm4[(v407 ^ (((v407 >> 6u) & 7u) << 3u))] = v404;
-        } else {
-          const unsigned int v409 = v391 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v410 = v409 + v393;
-          shm4[(v410 ^ (((v410 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
-        }
-      }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
-      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:520
-        const unsigned int v418 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
-        const unsigned int v419 = v418 << 6u;
-        const unsigned int v3184 = v320 & 3u;
-        const unsigned int v3186 = v3184 << 4u;
-        const unsigned int v3188 = v3186 << 6u;
-        const unsigned int v3190 = v419 + v3188;
-        iron_frag<iron_bf16, 0, 16, 16> v3197;
-        iron_frag_fill(v3197, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3197, shm3, v3190, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3199;
-        iron_frag_fill(v3199, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3199, shm4, v317, 64u);
-        iron_frag_mma_sync(v326, v3197, v3199);
-        const unsigned int v3201 = v3190 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3206;
-        iron_frag_fill(v3206, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3206, shm3, v3201, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3208;
-        iron_frag_fill(v3208, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3208, shm4, 16u, 64u);
-        iron_frag_mma_sync(v326, v3206, v3208);
-        const unsigned int v3210 = v3190 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3215;
-        iron_frag_fill(v3215, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3215, shm3, v3210, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3217;
-        iron_frag_fill(v3217, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3217, shm4, 32u, 64u);
-        iron_frag_mma_sync(v326, v3215, v3217);
-        const unsigned int v3219 = v3190 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3224;
-        iron_frag_fill(v3224, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3224, shm3, v3219, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3226;
-        iron_frag_fill(v3226, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3226, shm4, 48u, 64u);
-        iron_frag_mma_sync(v326, v3224, v3226);
-      }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
-    }
-  }
-  const unsigned int v424 = v320 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
-  const unsigned int v425 = v424 << 4u;
-  const unsigned int v427 = v324 << 6u;
-  const unsigned int v428 = v22 + v427;
-  const unsigned int v429 = v428 + v425;
-  const unsigned int v430 = static_cast<unsigned int>(v326.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v431 = v429 + v430;
-  const unsigned int v432 = static_cast<unsigned int>(v326.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v433 = v26 + v432;
-  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v435 = v321 && v434;
-  const bool v436 = v433 < v1;
-  const bool v437 = v435 && v436;
-  if (v437) {
-    const float v438 = v326.x[0];
-    const float v439 = v438 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v440 = iron_f32_to_bf16(v439);
-    const unsigned int v441 = v431 * v1;
-    const unsigned int v442 = v441 + v433;
-    out[v442] = v440;
-  }
-  const unsigned int v443 = static_cast<unsigned int>(v326.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v444 = v429 + v443;
-  const unsigned int v445 = static_cast<unsigned int>(v326.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v446 = v26 + v445;
-  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v448 = v321 && v447;
-  const bool v449 = v446 < v1;
-  const bool v450 = v448 && v449;
-  if (v450) {
-    const float v451 = v326.x[1];
-    const float v452 = v451 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v453 = iron_f32_to_bf16(v452);
-    const unsigned int v454 = v444 * v1;
-    const unsigned int v455 = v454 + v446;
-    out[v455] = v453;
-  }
-  const unsigned int v456 = static_cast<unsigned int>(v326.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v457 = v429 + v456;
-  const unsigned int v458 = static_cast<unsigned int>(v326.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v459 = v26 + v458;
-  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v461 = v321 && v460;
-  const bool v462 = v459 < v1;
-  const bool v463 = v461 && v462;
-  if (v463) {
-    const float v464 = v326.x[2];
-    const float v465 = v464 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v466 = iron_f32_to_bf16(v465);
-    const unsigned int v467 = v457 * v1;
-    const unsigned int v468 = v467 + v459;
-    out[v468] = v466;
-  }
-  const unsigned int v469 = static_cast<unsigned int>(v326.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v470 = v429 + v469;
-  const unsigned int v471 = static_cast<unsigned int>(v326.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v472 = v26 + v471;
-  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v474 = v321 && v473;
-  const bool v475 = v472 < v1;
-  const bool v476 = v474 && v475;
-  if (v476) {
-    const float v477 = v326.x[3];
-    const float v478 = v477 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v479 = iron_f32_to_bf16(v478);
-    const unsigned int v480 = v470 * v1;
-    const unsigned int v481 = v480 + v472;
-    out[v481] = v479;
-  }
-  const unsigned int v482 = static_cast<unsigned int>(v326.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v483 = v429 + v482;
-  const unsigned int v484 = static_cast<unsigned int>(v326.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v485 = v26 + v484;
-  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v487 = v321 && v486;
-  const bool v488 = v485 < v1;
-  const bool v489 = v487 && v488;
-  if (v489) {
-    const float v490 = v326.x[4];
-    const float v491 = v490 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v492 = iron_f32_to_bf16(v491);
-    const unsigned int v493 = v483 * v1;
-    const unsigned int v494 = v493 + v485;
-    out[v494] = v492;
-  }
-  const unsigned int v495 = static_cast<unsigned int>(v326.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v496 = v429 + v495;
-  const unsigned int v497 = static_cast<unsigned int>(v326.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v498 = v26 + v497;
-  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v500 = v321 && v499;
-  const bool v501 = v498 < v1;
-  const bool v502 = v500 && v501;
-  if (v502) {
-    const float v503 = v326.x[5];
-    const float v504 = v503 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v505 = iron_f32_to_bf16(v504);
-    const unsigned int v506 = v496 * v1;
-    const unsigned int v507 = v506 + v498;
-    out[v507] = v505;
-  }
-  const unsigned int v508 = static_cast<unsigned int>(v326.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v509 = v429 + v508;
-  const unsigned int v510 = static_cast<unsigned int>(v326.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v511 = v26 + v510;
-  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v513 = v321 && v512;
-  const bool v514 = v511 < v1;
-  const bool v515 = v513 && v514;
-  if (v515) {
-    const float v516 = v326.x[6];
-    const float v517 = v516 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v518 = iron_f32_to_bf16(v517);
-    const unsigned int v519 = v509 * v1;
-    const unsigned int v520 = v519 + v511;
-    out[v520] = v518;
-  }
-  const unsigned int v521 = static_cast<unsigned int>(v326.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v522 = v429 + v521;
-  const unsigned int v523 = static_cast<unsigned int>(v326.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v524 = v26 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v526 = v321 && v525;
-  const bool v527 = v524 < v1;
-  const bool v528 = v526 && v527;
-  if (v528) {
-    const float v529 = v326.x[7];
-    const float v530 = v529 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v531 = iron_f32_to_bf16(v530);
-    const unsigned int v532 = v522 * v1;
-    const unsigned int v533 = v532 + v524;
-    out[v533] = v531;
-  }
-  const unsigned int v534 = static_cast<unsigned int>(v326.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v535 = v429 + v534;
-  const unsigned int v536 = static_cast<unsigned int>(v326.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v537 = v26 + v536;
-  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v539 = v321 && v538;
-  const bool v540 = v537 < v1;
-  const bool v541 = v539 && v540;
-  if (v541) {
-    const float v542 = v326.x[8];
-    const float v543 = v542 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v544 = iron_f32_to_bf16(v543);
-    const unsigned int v545 = v535 * v1;
-    const unsigned int v546 = v545 + v537;
-    out[v546] = v544;
-  }
-  const unsigned int v547 = static_cast<unsigned int>(v326.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v548 = v429 + v547;
-  const unsigned int v549 = static_cast<unsigned int>(v326.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v550 = v26 + v549;
-  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v552 = v321 && v551;
-  const bool v553 = v550 < v1;
-  const bool v554 = v552 && v553;
-  if (v554) {
-    const float v555 = v326.x[9];
-    const float v556 = v555 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v557 = iron_f32_to_bf16(v556);
-    const unsigned int v558 = v548 * v1;
-    const unsigned int v559 = v558 + v550;
-    out[v559] = v557;
-  }
-  const unsigned int v560 = static_cast<unsigned int>(v326.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v561 = v429 + v560;
-  const unsigned int v562 = static_cast<unsigned int>(v326.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v563 = v26 + v562;
-  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v565 = v321 && v564;
-  const bool v566 = v563 < v1;
-  const bool v567 = v565 && v566;
-  if (v567) {
-    const float v568 = v326.x[10];
-    const float v569 = v568 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v570 = iron_f32_to_bf16(v569);
-    const unsigned int v571 = v561 * v1;
-    const unsigned int v572 = v571 + v563;
-    out[v572] = v570;
-  }
-  const unsigned int v573 = static_cast<unsigned int>(v326.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v574 = v429 + v573;
-  const unsigned int v575 = static_cast<unsigned int>(v326.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v576 = v26 + v575;
-  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v578 = v321 && v577;
-  const bool v579 = v576 < v1;
-  const bool v580 = v578 && v579;
-  if (v580) {
-    const float v581 = v326.x[11];
-    const float v582 = v581 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v583 = iron_f32_to_bf16(v582);
-    const unsigned int v584 = v574 * v1;
-    const unsigned int v585 = v584 + v576;
-    out[v585] = v583;
-  }
-  const unsigned int v586 = static_cast<unsigned int>(v326.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v587 = v429 + v586;
-  const unsigned int v588 = static_cast<unsigned int>(v326.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v589 = v26 + v588;
-  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v591 = v321 && v590;
-  const bool v592 = v589 < v1;
-  const bool v593 = v591 && v592;
-  if (v593) {
-    const float v594 = v326.x[12];
-    const float v595 = v594 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v596 = iron_f32_to_bf16(v595);
-    const unsigned int v597 = v587 * v1;
-    const unsigned int v598 = v597 + v589;
-    out[v598] = v596;
-  }
-  const unsigned int v599 = static_cast<unsigned int>(v326.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v600 = v429 + v599;
-  const unsigned int v601 = static_cast<unsigned int>(v326.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v602 = v26 + v601;
-  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v604 = v321 && v603;
-  const bool v605 = v602 < v1;
-  const bool v606 = v604 && v605;
-  if (v606) {
-    const float v607 = v326.x[13];
-    const float v608 = v607 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v609 = iron_f32_to_bf16(v608);
-    const unsigned int v610 = v600 * v1;
-    const unsigned int v611 = v610 + v602;
-    out[v611] = v609;
-  }
-  const unsigned int v612 = static_cast<unsigned int>(v326.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v613 = v429 + v612;
-  const unsigned int v614 = static_cast<unsigned int>(v326.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v615 = v26 + v614;
-  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v617 = v321 && v616;
-  const bool v618 = v615 < v1;
-  const bool v619 = v617 && v618;
-  if (v619) {
-    const float v620 = v326.x[14];
-    const float v621 = v620 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v622 = iron_f32_to_bf16(v621);
-    const unsigned int v623 = v613 * v1;
-    const unsigned int v624 = v623 + v615;
-    out[v624] = v622;
-  }
-  const unsigned int v625 = static_cast<unsigned int>(v326.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v626 = v429 + v625;
-  const unsigned int v627 = static_cast<unsigned int>(v326.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v628 = v26 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v630 = v321 && v629;
-  const bool v631 = v628 < v1;
-  const bool v632 = v630 && v631;
-  if (v632) {
-    const float v633 = v326.x[15];
-    const float v634 = v633 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v635 = iron_f32_to_bf16(v634);
-    const unsigned int v636 = v626 * v1;
-    const unsigned int v637 = v636 + v628;
-    out[v637] = v635;
-  }
-  const unsigned int v638 = static_cast<unsigned int>(v326.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v639 = v429 + v638;
-  const unsigned int v640 = static_cast<unsigned int>(v326.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v641 = v26 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v643 = v321 && v642;
-  const bool v644 = v641 < v1;
-  const bool v645 = v643 && v644;
-  if (v645) {
-    const float v646 = v326.x[16];
-    const float v647 = v646 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v648 = iron_f32_to_bf16(v647);
-    const unsigned int v649 = v639 * v1;
-    const unsigned int v650 = v649 + v641;
-    out[v650] = v648;
-  }
-  const unsigned int v651 = static_cast<unsigned int>(v326.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v652 = v429 + v651;
-  const unsigned int v653 = static_cast<unsigned int>(v326.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v654 = v26 + v653;
-  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v656 = v321 && v655;
-  const bool v657 = v654 < v1;
-  const bool v658 = v656 && v657;
-  if (v658) {
-    const float v659 = v326.x[17];
-    const float v660 = v659 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v661 = iron_f32_to_bf16(v660);
-    const unsigned int v662 = v652 * v1;
-    const unsigned int v663 = v662 + v654;
-    out[v663] = v661;
-  }
-  const unsigned int v664 = static_cast<unsigned int>(v326.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v665 = v429 + v664;
-  const unsigned int v666 = static_cast<unsigned int>(v326.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v667 = v26 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v669 = v321 && v668;
-  const bool v670 = v667 < v1;
-  const bool v671 = v669 && v670;
-  if (v671) {
-    const float v672 = v326.x[18];
-    const float v673 = v672 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v674 = iron_f32_to_bf16(v673);
-    const unsigned int v675 = v665 * v1;
-    const unsigned int v676 = v675 + v667;
-    out[v676] = v674;
-  }
-  const unsigned int v677 = static_cast<unsigned int>(v326.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v678 = v429 + v677;
-  const unsigned int v679 = static_cast<unsigned int>(v326.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v680 = v26 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v682 = v321 && v681;
-  const bool v683 = v680 < v1;
-  const bool v684 = v682 && v683;
-  if (v684) {
-    const float v685 = v326.x[19];
-    const float v686 = v685 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v687 = iron_f32_to_bf16(v686);
-    const unsigned int v688 = v678 * v1;
-    const unsigned int v689 = v688 + v680;
-    out[v689] = v687;
-  }
-  const unsigned int v690 = static_cast<unsigned int>(v326.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v691 = v429 + v690;
-  const unsigned int v692 = static_cast<unsigned int>(v326.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v693 = v26 + v692;
-  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v695 = v321 && v694;
-  const bool v696 = v693 < v1;
-  const bool v697 = v695 && v696;
-  if (v697) {
-    const float v698 = v326.x[20];
-    const float v699 = v698 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v700 = iron_f32_to_bf16(v699);
-    const unsigned int v701 = v691 * v1;
-    const unsigned int v702 = v701 + v693;
-    out[v702] = v700;
-  }
-  const unsigned int v703 = static_cast<unsigned int>(v326.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v704 = v429 + v703;
-  const unsigned int v705 = static_cast<unsigned int>(v326.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v706 = v26 + v705;
-  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v708 = v321 && v707;
-  const bool v709 = v706 < v1;
-  const bool v710 = v708 && v709;
-  if (v710) {
-    const float v711 = v326.x[21];
-    const float v712 = v711 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v713 = iron_f32_to_bf16(v712);
-    const unsigned int v714 = v704 * v1;
-    const unsigned int v715 = v714 + v706;
-    out[v715] = v713;
-  }
-  const unsigned int v716 = static_cast<unsigned int>(v326.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v717 = v429 + v716;
-  const unsigned int v718 = static_cast<unsigned int>(v326.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v719 = v26 + v718;
-  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v721 = v321 && v720;
-  const bool v722 = v719 < v1;
-  const bool v723 = v721 && v722;
-  if (v723) {
-    const float v724 = v326.x[22];
-    const float v725 = v724 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v726 = iron_f32_to_bf16(v725);
-    const unsigned int v727 = v717 * v1;
-    const unsigned int v728 = v727 + v719;
-    out[v728] = v726;
-  }
-  const unsigned int v729 = static_cast<unsigned int>(v326.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v730 = v429 + v729;
-  const unsigned int v731 = static_cast<unsigned int>(v326.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v732 = v26 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v734 = v321 && v733;
-  const bool v735 = v732 < v1;
-  const bool v736 = v734 && v735;
-  if (v736) {
-    const float v737 = v326.x[23];
-    const float v738 = v737 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v739 = iron_f32_to_bf16(v738);
-    const unsigned int v740 = v730 * v1;
-    const unsigned int v741 = v740 + v732;
-    out[v741] = v739;
-  }
-  const unsigned int v742 = static_cast<unsigned int>(v326.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v743 = v429 + v742;
-  const unsigned int v744 = static_cast<unsigned int>(v326.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v745 = v26 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v747 = v321 && v746;
-  const bool v748 = v745 < v1;
-  const bool v749 = v747 && v748;
-  if (v749) {
-    const float v750 = v326.x[24];
-    const float v751 = v750 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v752 = iron_f32_to_bf16(v751);
-    const unsigned int v753 = v743 * v1;
-    const unsigned int v754 = v753 + v745;
-    out[v754] = v752;
-  }
-  const unsigned int v755 = static_cast<unsigned int>(v326.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v756 = v429 + v755;
-  const unsigned int v757 = static_cast<unsigned int>(v326.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v758 = v26 + v757;
-  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v760 = v321 && v759;
-  const bool v761 = v758 < v1;
-  const bool v762 = v760 && v761;
-  if (v762) {
-    const float v763 = v326.x[25];
-    const float v764 = v763 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v765 = iron_f32_to_bf16(v764);
-    const unsigned int v766 = v756 * v1;
-    const unsigned int v767 = v766 + v758;
-    out[v767] = v765;
-  }
-  const unsigned int v768 = static_cast<unsigned int>(v326.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v769 = v429 + v768;
-  const unsigned int v770 = static_cast<unsigned int>(v326.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v771 = v26 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v773 = v321 && v772;
-  const bool v774 = v771 < v1;
-  const bool v775 = v773 && v774;
-  if (v775) {
-    const float v776 = v326.x[26];
-    const float v777 = v776 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v778 = iron_f32_to_bf16(v777);
-    const unsigned int v779 = v769 * v1;
-    const unsigned int v780 = v779 + v771;
-    out[v780] = v778;
-  }
-  const unsigned int v781 = static_cast<unsigned int>(v326.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v782 = v429 + v781;
-  const unsigned int v783 = static_cast<unsigned int>(v326.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v784 = v26 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v786 = v321 && v785;
-  const bool v787 = v784 < v1;
-  const bool v788 = v786 && v787;
-  if (v788) {
-    const float v789 = v326.x[27];
-    const float v790 = v789 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v791 = iron_f32_to_bf16(v790);
-    const unsigned int v792 = v782 * v1;
-    const unsigned int v793 = v792 + v784;
-    out[v793] = v791;
-  }
-  const unsigned int v794 = static_cast<unsigned int>(v326.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v795 = v429 + v794;
-  const unsigned int v796 = static_cast<unsigned int>(v326.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v797 = v26 + v796;
-  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v799 = v321 && v798;
-  const bool v800 = v797 < v1;
-  const bool v801 = v799 && v800;
-  if (v801) {
-    const float v802 = v326.x[28];
-    const float v803 = v802 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v804 = iron_f32_to_bf16(v803);
-    const unsigned int v805 = v795 * v1;
-    const unsigned int v806 = v805 + v797;
-    out[v806] = v804;
-  }
-  const unsigned int v807 = static_cast<unsigned int>(v326.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v808 = v429 + v807;
-  const unsigned int v809 = static_cast<unsigned int>(v326.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v810 = v26 + v809;
-  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v812 = v321 && v811;
-  const bool v813 = v810 < v1;
-  const bool v814 = v812 && v813;
-  if (v814) {
-    const float v815 = v326.x[29];
-    const float v816 = v815 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v817 = iron_f32_to_bf16(v816);
-    const unsigned int v818 = v808 * v1;
-    const unsigned int v819 = v818 + v810;
-    out[v819] = v817;
-  }
-  const unsigned int v820 = static_cast<unsigned int>(v326.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v821 = v429 + v820;
-  const unsigned int v822 = static_cast<unsigned int>(v326.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v823 = v26 + v822;
-  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v825 = v321 && v824;
-  const bool v826 = v823 < v1;
-  const bool v827 = v825 && v826;
-  if (v827) {
-    const float v828 = v326.x[30];
-    const float v829 = v828 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v830 = iron_f32_to_bf16(v829);
-    const unsigned int v831 = v821 * v1;
-    const unsigned int v832 = v831 + v823;
-    out[v832] = v830;
-  }
-  const unsigned int v833 = static_cast<unsigned int>(v326.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v834 = v429 + v833;
-  const unsigned int v835 = static_cast<unsigned int>(v326.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v836 = v26 + v835;
-  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v838 = v321 && v837;
-  const bool v839 = v836 < v1;
-  const bool v840 = v838 && v839;
-  if (v840) {
-    const float v841 = v326.x[31];
-    const float v842 = v841 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v843 = iron_f32_to_bf16(v842);
-    const unsigned int v844 = v834 * v1;
-    const unsigned int v845 = v844 + v836;
-    out[v845] = v843;
-  }
-  const unsigned int v846 = static_cast<unsigned int>(v326.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v847 = v429 + v846;
-  const unsigned int v848 = static_cast<unsigned int>(v326.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v849 = v26 + v848;
-  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v851 = v321 && v850;
-  const bool v852 = v849 < v1;
-  const bool v853 = v851 && v852;
-  if (v853) {
-    const float v854 = v326.x[32];
-    const float v855 = v854 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v856 = iron_f32_to_bf16(v855);
-    const unsigned int v857 = v847 * v1;
-    const unsigned int v858 = v857 + v849;
-    out[v858] = v856;
-  }
-  const unsigned int v859 = static_cast<unsigned int>(v326.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v860 = v429 + v859;
-  const unsigned int v861 = static_cast<unsigned int>(v326.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v862 = v26 + v861;
-  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v864 = v321 && v863;
-  const bool v865 = v862 < v1;
-  const bool v866 = v864 && v865;
-  if (v866) {
-    const float v867 = v326.x[33];
-    const float v868 = v867 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v869 = iron_f32_to_bf16(v868);
-    const unsigned int v870 = v860 * v1;
-    const unsigned int v871 = v870 + v862;
-    out[v871] = v869;
-  }
-  const unsigned int v872 = static_cast<unsigned int>(v326.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v873 = v429 + v872;
-  const unsigned int v874 = static_cast<unsigned int>(v326.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v875 = v26 + v874;
-  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v877 = v321 && v876;
-  const bool v878 = v875 < v1;
-  const bool v879 = v877 && v878;
-  if (v879) {
-    const float v880 = v326.x[34];
-    const float v881 = v880 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v882 = iron_f32_to_bf16(v881);
-    const unsigned int v883 = v873 * v1;
-    const unsigned int v884 = v883 + v875;
-    out[v884] = v882;
-  }
-  const unsigned int v885 = static_cast<unsigned int>(v326.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v886 = v429 + v885;
-  const unsigned int v887 = static_cast<unsigned int>(v326.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v888 = v26 + v887;
-  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v890 = v321 && v889;
-  const bool v891 = v888 < v1;
-  const bool v892 = v890 && v891;
-  if (v892) {
-    const float v893 = v326.x[35];
-    const float v894 = v893 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v895 = iron_f32_to_bf16(v894);
-    const unsigned int v896 = v886 * v1;
-    const unsigned int v897 = v896 + v888;
-    out[v897] = v895;
-  }
-  const unsigned int v898 = static_cast<unsigned int>(v326.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v899 = v429 + v898;
-  const unsigned int v900 = static_cast<unsigned int>(v326.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v901 = v26 + v900;
-  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v903 = v321 && v902;
-  const bool v904 = v901 < v1;
-  const bool v905 = v903 && v904;
-  if (v905) {
-    const float v906 = v326.x[36];
-    const float v907 = v906 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v908 = iron_f32_to_bf16(v907);
-    const unsigned int v909 = v899 * v1;
-    const unsigned int v910 = v909 + v901;
-    out[v910] = v908;
-  }
-  const unsigned int v911 = static_cast<unsigned int>(v326.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v912 = v429 + v911;
-  const unsigned int v913 = static_cast<unsigned int>(v326.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v914 = v26 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v916 = v321 && v915;
-  const bool v917 = v914 < v1;
-  const bool v918 = v916 && v917;
-  if (v918) {
-    const float v919 = v326.x[37];
-    const float v920 = v919 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v921 = iron_f32_to_bf16(v920);
-    const unsigned int v922 = v912 * v1;
-    const unsigned int v923 = v922 + v914;
-    out[v923] = v921;
-  }
-  const unsigned int v924 = static_cast<unsigned int>(v326.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v925 = v429 + v924;
-  const unsigned int v926 = static_cast<unsigned int>(v326.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v927 = v26 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v929 = v321 && v928;
-  const bool v930 = v927 < v1;
-  const bool v931 = v929 && v930;
-  if (v931) {
-    const float v932 = v326.x[38];
-    const float v933 = v932 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v934 = iron_f32_to_bf16(v933);
-    const unsigned int v935 = v925 * v1;
-    const unsigned int v936 = v935 + v927;
-    out[v936] = v934;
-  }
-  const unsigned int v937 = static_cast<unsigned int>(v326.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v938 = v429 + v937;
-  const unsigned int v939 = static_cast<unsigned int>(v326.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v940 = v26 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v942 = v321 && v941;
-  const bool v943 = v940 < v1;
-  const bool v944 = v942 && v943;
-  if (v944) {
-    const float v945 = v326.x[39];
-    const float v946 = v945 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v947 = iron_f32_to_bf16(v946);
-    const unsigned int v948 = v938 * v1;
-    const unsigned int v949 = v948 + v940;
-    out[v949] = v947;
-  }
-  const unsigned int v950 = static_cast<unsigned int>(v326.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v951 = v429 + v950;
-  const unsigned int v952 = static_cast<unsigned int>(v326.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v953 = v26 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v955 = v321 && v954;
-  const bool v956 = v953 < v1;
-  const bool v957 = v955 && v956;
-  if (v957) {
-    const float v958 = v326.x[40];
-    const float v959 = v958 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v960 = iron_f32_to_bf16(v959);
-    const unsigned int v961 = v951 * v1;
-    const unsigned int v962 = v961 + v953;
-    out[v962] = v960;
-  }
-  const unsigned int v963 = static_cast<unsigned int>(v326.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v964 = v429 + v963;
-  const unsigned int v965 = static_cast<unsigned int>(v326.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v966 = v26 + v965;
-  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v968 = v321 && v967;
-  const bool v969 = v966 < v1;
-  const bool v970 = v968 && v969;
-  if (v970) {
-    const float v971 = v326.x[41];
-    const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v973 = iron_f32_to_bf16(v972);
-    const unsigned int v974 = v964 * v1;
-    const unsigned int v975 = v974 + v966;
-    out[v975] = v973;
-  }
-  const unsigned int v976 = static_cast<unsigned int>(v326.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v977 = v429 + v976;
-  const unsigned int v978 = static_cast<unsigned int>(v326.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v979 = v26 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v981 = v321 && v980;
-  const bool v982 = v979 < v1;
-  const bool v983 = v981 && v982;
-  if (v983) {
-    const float v984 = v326.x[42];
-    const float v985 = v984 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v986 = iron_f32_to_bf16(v985);
-    const unsigned int v987 = v977 * v1;
-    const unsigned int v988 = v987 + v979;
-    out[v988] = v986;
-  }
-  const unsigned int v989 = static_cast<unsigned int>(v326.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v990 = v429 + v989;
-  const unsigned int v991 = static_cast<unsigned int>(v326.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v992 = v26 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v994 = v321 && v993;
-  const bool v995 = v992 < v1;
-  const bool v996 = v994 && v995;
-  if (v996) {
-    const float v997 = v326.x[43];
-    const float v998 = v997 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v999 = iron_f32_to_bf16(v998);
-    const unsigned int v1000 = v990 * v1;
-    const unsigned int v1001 = v1000 + v992;
-    out[v1001] = v999;
-  }
-  const unsigned int v1002 = static_cast<unsigned int>(v326.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1003 = v429 + v1002;
-  const unsigned int v1004 = static_cast<unsigned int>(v326.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1005 = v26 + v1004;
-  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1007 = v321 && v1006;
-  const bool v1008 = v1005 < v1;
-  const bool v1009 = v1007 && v1008;
-  if (v1009) {
-    const float v1010 = v326.x[44];
-    const float v1011 = v1010 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1012 = iron_f32_to_bf16(v1011);
-    const unsigned int v1013 = v1003 * v1;
-    const unsigned int v1014 = v1013 + v1005;
-    out[v1014] = v1012;
-  }
-  const unsigned int v1015 = static_cast<unsigned int>(v326.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1016 = v429 + v1015;
-  const unsigned int v1017 = static_cast<unsigned int>(v326.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1018 = v26 + v1017;
-  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1020 = v321 && v1019;
-  const bool v1021 = v1018 < v1;
-  const bool v1022 = v1020 && v1021;
-  if (v1022) {
-    const float v1023 = v326.x[45];
-    const float v1024 = v1023 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1025 = iron_f32_to_bf16(v1024);
-    const unsigned int v1026 = v1016 * v1;
-    const unsigned int v1027 = v1026 + v1018;
-    out[v1027] = v1025;
-  }
-  const unsigned int v1028 = static_cast<unsigned int>(v326.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1029 = v429 + v1028;
-  const unsigned int v1030 = static_cast<unsigned int>(v326.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1031 = v26 + v1030;
-  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1033 = v321 && v1032;
-  const bool v1034 = v1031 < v1;
-  const bool v1035 = v1033 && v1034;
-  if (v1035) {
-    const float v1036 = v326.x[46];
-    const float v1037 = v1036 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1038 = iron_f32_to_bf16(v1037);
-    const unsigned int v1039 = v1029 * v1;
-    const unsigned int v1040 = v1039 + v1031;
-    out[v1040] = v1038;
-  }
-  const unsigned int v1041 = static_cast<unsigned int>(v326.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1042 = v429 + v1041;
-  const unsigned int v1043 = static_cast<unsigned int>(v326.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1044 = v26 + v1043;
-  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1046 = v321 && v1045;
-  const bool v1047 = v1044 < v1;
-  const bool v1048 = v1046 && v1047;
-  if (v1048) {
-    const float v1049 = v326.x[47];
-    const float v1050 = v1049 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1051 = iron_f32_to_bf16(v1050);
-    const unsigned int v1052 = v1042 * v1;
-    const unsigned int v1053 = v1052 + v1044;
-    out[v1053] = v1051;
-  }
-  const unsigned int v1054 = static_cast<unsigned int>(v326.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1055 = v429 + v1054;
-  const unsigned int v1056 = static_cast<unsigned int>(v326.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1057 = v26 + v1056;
-  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1059 = v321 && v1058;
-  const bool v1060 = v1057 < v1;
-  const bool v1061 = v1059 && v1060;
-  if (v1061) {
-    const float v1062 = v326.x[48];
-    const float v1063 = v1062 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1064 = iron_f32_to_bf16(v1063);
-    const unsigned int v1065 = v1055 * v1;
-    const unsigned int v1066 = v1065 + v1057;
-    out[v1066] = v1064;
-  }
-  const unsigned int v1067 = static_cast<unsigned int>(v326.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1068 = v429 + v1067;
-  const unsigned int v1069 = static_cast<unsigned int>(v326.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1070 = v26 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1072 = v321 && v1071;
-  const bool v1073 = v1070 < v1;
-  const bool v1074 = v1072 && v1073;
-  if (v1074) {
-    const float v1075 = v326.x[49];
-    const float v1076 = v1075 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1077 = iron_f32_to_bf16(v1076);
-    const unsigned int v1078 = v1068 * v1;
-    const unsigned int v1079 = v1078 + v1070;
-    out[v1079] = v1077;
-  }
-  const unsigned int v1080 = static_cast<unsigned int>(v326.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1081 = v429 + v1080;
-  const unsigned int v1082 = static_cast<unsigned int>(v326.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1083 = v26 + v1082;
-  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1085 = v321 && v1084;
-  const bool v1086 = v1083 < v1;
-  const bool v1087 = v1085 && v1086;
-  if (v1087) {
-    const float v1088 = v326.x[50];
-    const float v1089 = v1088 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1090 = iron_f32_to_bf16(v1089);
-    const unsigned int v1091 = v1081 * v1;
-    const unsigned int v1092 = v1091 + v1083;
-    out[v1092] = v1090;
-  }
-  const unsigned int v1093 = static_cast<unsigned int>(v326.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1094 = v429 + v1093;
-  const unsigned int v1095 = static_cast<unsigned int>(v326.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1096 = v26 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1098 = v321 && v1097;
-  const bool v1099 = v1096 < v1;
-  const bool v1100 = v1098 && v1099;
-  if (v1100) {
-    const float v1101 = v326.x[51];
-    const float v1102 = v1101 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1103 = iron_f32_to_bf16(v1102);
-    const unsigned int v1104 = v1094 * v1;
-    const unsigned int v1105 = v1104 + v1096;
-    out[v1105] = v1103;
-  }
-  const unsigned int v1106 = static_cast<unsigned int>(v326.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1107 = v429 + v1106;
-  const unsigned int v1108 = static_cast<unsigned int>(v326.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1109 = v26 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1111 = v321 && v1110;
-  const bool v1112 = v1109 < v1;
-  const bool v1113 = v1111 && v1112;
-  if (v1113) {
-    const float v1114 = v326.x[52];
-    const float v1115 = v1114 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1116 = iron_f32_to_bf16(v1115);
-    const unsigned int v1117 = v1107 * v1;
-    const unsigned int v1118 = v1117 + v1109;
-    out[v1118] = v1116;
-  }
-  const unsigned int v1119 = static_cast<unsigned int>(v326.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1120 = v429 + v1119;
-  const unsigned int v1121 = static_cast<unsigned int>(v326.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1122 = v26 + v1121;
-  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1124 = v321 && v1123;
-  const bool v1125 = v1122 < v1;
-  const bool v1126 = v1124 && v1125;
-  if (v1126) {
-    const float v1127 = v326.x[53];
-    const float v1128 = v1127 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1129 = iron_f32_to_bf16(v1128);
-    const unsigned int v1130 = v1120 * v1;
-    const unsigned int v1131 = v1130 + v1122;
-    out[v1131] = v1129;
-  }
-  const unsigned int v1132 = static_cast<unsigned int>(v326.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1133 = v429 + v1132;
-  const unsigned int v1134 = static_cast<unsigned int>(v326.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1135 = v26 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1137 = v321 && v1136;
-  const bool v1138 = v1135 < v1;
-  const bool v1139 = v1137 && v1138;
-  if (v1139) {
-    const float v1140 = v326.x[54];
-    const float v1141 = v1140 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1142 = iron_f32_to_bf16(v1141);
-    const unsigned int v1143 = v1133 * v1;
-    const unsigned int v1144 = v1143 + v1135;
-    out[v1144] = v1142;
-  }
-  const unsigned int v1145 = static_cast<unsigned int>(v326.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1146 = v429 + v1145;
-  const unsigned int v1147 = static_cast<unsigned int>(v326.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1148 = v26 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1150 = v321 && v1149;
-  const bool v1151 = v1148 < v1;
-  const bool v1152 = v1150 && v1151;
-  if (v1152) {
-    const float v1153 = v326.x[55];
-    const float v1154 = v1153 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1155 = iron_f32_to_bf16(v1154);
-    const unsigned int v1156 = v1146 * v1;
-    const unsigned int v1157 = v1156 + v1148;
-    out[v1157] = v1155;
-  }
-  const unsigned int v1158 = static_cast<unsigned int>(v326.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1159 = v429 + v1158;
-  const unsigned int v1160 = static_cast<unsigned int>(v326.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1161 = v26 + v1160;
-  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1163 = v321 && v1162;
-  const bool v1164 = v1161 < v1;
-  const bool v1165 = v1163 && v1164;
-  if (v1165) {
-    const float v1166 = v326.x[56];
-    const float v1167 = v1166 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1168 = iron_f32_to_bf16(v1167);
-    const unsigned int v1169 = v1159 * v1;
-    const unsigned int v1170 = v1169 + v1161;
-    out[v1170] = v1168;
-  }
-  const unsigned int v1171 = static_cast<unsigned int>(v326.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1172 = v429 + v1171;
-  const unsigned int v1173 = static_cast<unsigned int>(v326.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1174 = v26 + v1173;
-  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1176 = v321 && v1175;
-  const bool v1177 = v1174 < v1;
-  const bool v1178 = v1176 && v1177;
-  if (v1178) {
-    const float v1179 = v326.x[57];
-    const float v1180 = v1179 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1181 = iron_f32_to_bf16(v1180);
-    const unsigned int v1182 = v1172 * v1;
-    const unsigned int v1183 = v1182 + v1174;
-    out[v1183] = v1181;
-  }
-  const unsigned int v1184 = static_cast<unsigned int>(v326.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1185 = v429 + v1184;
-  const unsigned int v1186 = static_cast<unsigned int>(v326.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1187 = v26 + v1186;
-  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1189 = v321 && v1188;
-  const bool v1190 = v1187 < v1;
-  const bool v1191 = v1189 && v1190;
-  if (v1191) {
-    const float v1192 = v326.x[58];
-    const float v1193 = v1192 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1194 = iron_f32_to_bf16(v1193);
-    const unsigned int v1195 = v1185 * v1;
-    const unsigned int v1196 = v1195 + v1187;
-    out[v1196] = v1194;
-  }
-  const unsigned int v1197 = static_cast<unsigned int>(v326.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1198 = v429 + v1197;
-  const unsigned int v1199 = static_cast<unsigned int>(v326.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1200 = v26 + v1199;
-  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1202 = v321 && v1201;
-  const bool v1203 = v1200 < v1;
-  const bool v1204 = v1202 && v1203;
-  if (v1204) {
-    const float v1205 = v326.x[59];
-    const float v1206 = v1205 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1207 = iron_f32_to_bf16(v1206);
-    const unsigned int v1208 = v1198 * v1;
-    const unsigned int v1209 = v1208 + v1200;
-    out[v1209] = v1207;
-  }
-  const unsigned int v1210 = static_cast<unsigned int>(v326.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1211 = v429 + v1210;
-  const unsigned int v1212 = static_cast<unsigned int>(v326.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1213 = v26 + v1212;
-  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1215 = v321 && v1214;
-  const bool v1216 = v1213 < v1;
-  const bool v1217 = v1215 && v1216;
-  if (v1217) {
-    const float v1218 = v326.x[60];
-    const float v1219 = v1218 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1220 = iron_f32_to_bf16(v1219);
-    const unsigned int v1221 = v1211 * v1;
-    const unsigned int v1222 = v1221 + v1213;
-    out[v1222] = v1220;
-  }
-  const unsigned int v1223 = static_cast<unsigned int>(v326.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1224 = v429 + v1223;
-  const unsigned int v1225 = static_cast<unsigned int>(v326.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1226 = v26 + v1225;
-  const bool v1227 = v1224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1228 = v321 && v1227;
-  const bool v1229 = v1226 < v1;
-  const bool v1230 = v1228 && v1229;
-  if (v1230) {
-    const float v1231 = v326.x[61];
-    const float v1232 = v1231 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1233 = iron_f32_to_bf16(v1232);
-    const unsigned int v1234 = v1224 * v1;
-    const unsigned int v1235 = v1234 + v1226;
-    out[v1235] = v1233;
-  }
-  const unsigned int v1236 = static_cast<unsigned int>(v326.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1237 = v429 + v1236;
-  const unsigned int v1238 = static_cast<unsigned int>(v326.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1239 = v26 + v1238;
-  const bool v1240 = v1237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1241 = v321 && v1240;
-  const bool v1242 = v1239 < v1;
-  const bool v1243 = v1241 && v1242;
-  if (v1243) {
-    const float v1244 = v326.x[62];
-    const float v1245 = v1244 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1246 = iron_f32_to_bf16(v1245);
-    const unsigned int v1247 = v1237 * v1;
-    const unsigned int v1248 = v1247 + v1239;
-    out[v1248] = v1246;
-  }
-  const unsigned int v1249 = static_cast<unsigned int>(v326.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1250 = v429 + v1249;
-  const unsigned int v1251 = static_cast<unsigned int>(v326.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1252 = v26 + v1251;
-  const bool v1253 = v1250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1254 = v321 && v1253;
-  const bool v1255 = v1252 < v1;
-  const bool v1256 = v1254 && v1255;
-  if (v1256) {
-    const float v1257 = v326.x[63];
-    const float v1258 = v1257 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1259 = iron_f32_to_bf16(v1258);
-    const unsigned int v1260 = v1250 * v1;
-    const unsigned int v1261 = v1260 + v1252;
-    out[v1261] = v1259;
-  }
-  const unsigned int v1263 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
-  iron_frag<float, 2, 16, 128> v1271;  // kernels/gemm/gemm_warpgroup.hpp:423
-  iron_frag_fill(v1271, 0.0f);
-  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:528
-    const bool v3659 = v317 < v2;  // kernels/gemm/gemm_warpgroup.hpp:529
-    if (v3659) {
-      const unsigned int v3663 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
-      const unsigned int v3666 = v320 << 5u;
-      const unsigned int v3667 = v3666 + v3663;
-      const unsigned int v3668 = v3667 >> 3u;
-      const unsigned int v3669 = v3667 & 7u;
-      const unsigned int v3670 = v3669 << 3u;
-      const unsigned int v3671 = v22 + v3668;
-      const bool v3673 = v3671 < v0;
-      const bool v3674 = v3670 < v2;
-      const bool v3675 = v3673 && v3674;
-      const unsigned int v3676 = v3671 * v2;
-      const unsigned int v3677 = v3676 + v3670;
-      const unsigned int v3678 = v3675 ? v3677 : v317;
-      const unsigned int v3679 = v3668 << 6u;
-      const unsigned int v3681 = v3679 + v3670;
-      iron_copy_async<16>(shm3 + (v3681 ^ (((v3681 >> 6u) & 7u) << 3u)), a + v3678, v3675);
-      const unsigned int v3683 = v3667 + 384u;
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
+    const bool v3675 = 64u < v2;
+    if (v3675) {
+      const unsigned int v3679 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
+      const unsigned int v3682 = v421 << 5u;
+      const unsigned int v3683 = v3682 + v3679;
       const unsigned int v3684 = v3683 >> 3u;
       const unsigned int v3685 = v3683 & 7u;
       const unsigned int v3686 = v3685 << 3u;
       const unsigned int v3687 = v22 + v3684;
+      const unsigned int v3688 = 64u + v3686;
       const bool v3689 = v3687 < v0;
-      const bool v3690 = v3686 < v2;
+      const bool v3690 = v3688 < v2;
       const bool v3691 = v3689 && v3690;
       const unsigned int v3692 = v3687 * v2;
-      const unsigned int v3693 = v3692 + v3686;
-      const unsigned int v3694 = v3691 ? v3693 : v317;
+      const unsigned int v3693 = v3692 + v3688;
+      const unsigned int v3694 = v3691 ? v3693 : v418;
       const unsigned int v3695 = v3684 << 6u;
-      const unsigned int v3697 = v3695 + v3686;
+      const unsigned int v3696 = 8192u + v3695;
+      const unsigned int v3697 = v3696 + v3686;
       iron_copy_async<16>(shm3 + (v3697 ^ (((v3697 >> 6u) & 7u) << 3u)), a + v3694, v3691);
-      const unsigned int v3699 = v3667 + 768u;
-      const bool v3701 = v3699 < 1024u;
-      if (v3701) {
-        const unsigned int v3702 = v3699 >> 3u;
-        const unsigned int v3703 = v3699 & 7u;
-        const unsigned int v3704 = v3703 << 3u;
-        const unsigned int v3705 = v22 + v3702;
-        const bool v3707 = v3705 < v0;
-        const bool v3708 = v3704 < v2;
-        const bool v3709 = v3707 && v3708;
-        const unsigned int v3710 = v3705 * v2;
-        const unsigned int v3711 = v3710 + v3704;
-        const unsigned int v3712 = v3709 ? v3711 : v317;
-        const unsigned int v3713 = v3702 << 6u;
-        const unsigned int v3715 = v3713 + v3704;
-        iron_copy_async<16>(shm3 + (v3715 ^ (((v3715 >> 6u) & 7u) << 3u)), a + v3712, v3709);
+      const unsigned int v3699 = v3683 + 384u;
+      const unsigned int v3700 = v3699 >> 3u;
+      const unsigned int v3701 = v3699 & 7u;
+      const unsigned int v3702 = v3701 << 3u;
+      const unsigned int v3703 = v22 + v3700;
+      const unsigned int v3704 = 64u + v3702;
+      const bool v3705 = v3703 < v0;
+      const bool v3706 = v3704 < v2;
+      const bool v3707 = v3705 && v3706;
+      const unsigned int v3708 = v3703 * v2;
+      const unsigned int v3709 = v3708 + v3704;
+      const unsigned int v3710 = v3707 ? v3709 : v418;
+      const unsigned int v3711 = v3700 << 6u;
+      const unsigned int v3712 = 8192u + v3711;
+      const unsigned int v3713 = v3712 + v3702;
+      iron_copy_async<16>(shm3 + (v3713 ^ (((v3713 >> 6u) & 7u) << 3u)), a + v3710, v3707);
+      const unsigned int v3715 = v3683 + 768u;
+      const bool v3717 = v3715 < 1024u;
+      if (v3717) {
+        const unsigned int v3718 = v3715 >> 3u;
+        const unsigned int v3719 = v3715 & 7u;
+        const unsigned int v3720 = v3719 << 3u;
+        const unsigned int v3721 = v22 + v3718;
+        const unsigned int v3722 = 64u + v3720;
+        const bool v3723 = v3721 < v0;
+        const bool v3724 = v3722 < v2;
+        const bool v3725 = v3723 && v3724;
+        const unsigned int v3726 = v3721 * v2;
+        const unsigned int v3727 = v3726 + v3722;
+        const unsigned int v3728 = v3725 ? v3727 : v418;
+        const unsigned int v3729 = v3718 << 6u;
+        const unsigned int v3730 = 8192u + v3729;
+        const unsigned int v3731 = v3730 + v3720;
+        iron_copy_async<16>(shm3 + (v3731 ^ (((v3731 >> 6u) & 7u) << 3u)), a + v3728, v3725);
       }
-      const unsigned int v3716 = v1263 + v3668;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3717 = v3716 < v1;
-      const bool v3718 = v3717 && v3674;
-      const unsigned int v3719 = v3716 * v2;
-      const unsigned int v3720 = v3719 + v3670;
-      const unsigned int v3721 = v3718 ? v3720 : v317;
-      iron_copy_async<16>(shm4 + (v3681 ^ (((v3681 >> 6u) & 7u) << 3u)), b + v3721, v3718);
-      const unsigned int v3722 = v1263 + v3684;
-      const bool v3723 = v3722 < v1;
-      const bool v3724 = v3723 && v3690;
-      const unsigned int v3725 = v3722 * v2;
-      const unsigned int v3726 = v3725 + v3686;
-      const unsigned int v3727 = v3724 ? v3726 : v317;
-      iron_copy_async<16>(shm4 + (v3697 ^ (((v3697 >> 6u) & 7u) << 3u)), b + v3727, v3724);
-      if (v3701) {
-        const unsigned int v3728 = v3699 >> 3u;
-        const unsigned int v3729 = v3699 & 7u;
-        const unsigned int v3730 = v3729 << 3u;
-        const unsigned int v3731 = v1263 + v3728;
-        const bool v3733 = v3731 < v1;
-        const bool v3734 = v3730 < v2;
-        const bool v3735 = v3733 && v3734;
-        const unsigned int v3736 = v3731 * v2;
-        const unsigned int v3737 = v3736 + v3730;
-        const unsigned int v3738 = v3735 ? v3737 : v317;
-        const unsigned int v3739 = v3728 << 6u;
-        const unsigned int v3741 = v3739 + v3730;
-        iron_copy_async<16>(shm4 + (v3741 ^ (((v3741 >> 6u) & 7u) << 3u)), b + v3738, v3735);
+      const unsigned int v3732 = v26 + v3684;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3733 = v3732 < v1;
+      const bool v3734 = v3733 && v3690;
+      const unsigned int v3735 = v3732 * v2;
+      const unsigned int v3736 = v3735 + v3688;
+      const unsigned int v3737 = v3734 ? v3736 : v418;
+      iron_copy_async<16>(shm4 + (v3697 ^ (((v3697 >> 6u) & 7u) << 3u)), b + v3737, v3734);
+      const unsigned int v3738 = v26 + v3700;
+      const bool v3739 = v3738 < v1;
+      const bool v3740 = v3739 && v3706;
+      const unsigned int v3741 = v3738 * v2;
+      const unsigned int v3742 = v3741 + v3704;
+      const unsigned int v3743 = v3740 ? v3742 : v418;
+      iron_copy_async<16>(shm4 + (v3713 ^ (((v3713 >> 6u) & 7u) << 3u)), b + v3743, v3740);
+      if (v3717) {
+        const unsigned int v3744 = v3715 >> 3u;
+        const unsigned int v3745 = v3715 & 7u;
+        const unsigned int v3746 = v3745 << 3u;
+        const unsigned int v3747 = v26 + v3744;
+        const unsigned int v3748 = 64u + v3746;
+        const bool v3749 = v3747 < v1;
+        const bool v3750 = v3748 < v2;
+        const bool v3751 = v3749 && v3750;
+        const unsigned int v3752 = v3747 * v2;
+        const unsigned int v3753 = v3752 + v3748;
+        const unsigned int v3754 = v3751 ? v3753 : v418;
+        const unsigned int v3755 = v3744 << 6u;
+        const unsigned int v3756 = 8192u + v3755;
+        const unsigned int v3757 = v3756 + v3746;
+        iron_copy_async<16>(shm4 + (v3757 ^ (((v3757 >> 6u) & 7u) << 3u)), b + v3754, v3751);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
-    const bool v3744 = 64u < v2;
-    if (v3744) {
-      const unsigned int v3748 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
-      const unsigned int v3751 = v320 << 5u;
-      const unsigned int v3752 = v3751 + v3748;
-      const unsigned int v3753 = v3752 >> 3u;
-      const unsigned int v3754 = v3752 & 7u;
-      const unsigned int v3755 = v3754 << 3u;
-      const unsigned int v3756 = v22 + v3753;
-      const unsigned int v3757 = 64u + v3755;
-      const bool v3758 = v3756 < v0;
-      const bool v3759 = v3757 < v2;
-      const bool v3760 = v3758 && v3759;
-      const unsigned int v3761 = v3756 * v2;
-      const unsigned int v3762 = v3761 + v3757;
-      const unsigned int v3763 = v3760 ? v3762 : v317;
-      const unsigned int v3764 = v3753 << 6u;
-      const unsigned int v3765 = 8192u + v3764;
-      const unsigned int v3766 = v3765 + v3755;
-      iron_copy_async<16>(shm3 + (v3766 ^ (((v3766 >> 6u) & 7u) << 3u)), a + v3763, v3760);
-      const unsigned int v3768 = v3752 + 384u;
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
+
+    for (unsigned int v2741 = v418; v2741 < v2; v2741 += 64u) {
+      const unsigned int v2743 = v2741 >> 6u;
+      const unsigned int v2745 = v2743 % 3u;
+      asm volatile("cp.async.wait_group 1;" ::: "memory");
+      __syncthreads();
+      if (v422) {
+        const unsigned int v2747 = v2745 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:537
+        const unsigned int v2754 = v425 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
+        const unsigned int v2755 = v2754 << 6u;
+        const unsigned int v2756 = v2747 + v2755;
+        const unsigned int v3240 = v421 & 3u;
+        const unsigned int v3242 = v3240 << 4u;
+        const unsigned int v3244 = v3242 << 6u;
+        const unsigned int v3246 = v2756 + v3244;
+        iron_frag<iron_bf16, 0, 16, 16> v3253;
+        iron_frag_fill(v3253, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3253, shm3, v3246, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3255;
+        iron_frag_fill(v3255, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3255, shm4, v2747, 64u);
+        iron_frag_mma_sync(v427, v3253, v3255);
+        const unsigned int v3257 = v3246 + 16u;
+        const unsigned int v3260 = v2747 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3262;
+        iron_frag_fill(v3262, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3262, shm3, v3257, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3264;
+        iron_frag_fill(v3264, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3264, shm4, v3260, 64u);
+        iron_frag_mma_sync(v427, v3262, v3264);
+        const unsigned int v3266 = v3246 + 32u;
+        const unsigned int v3269 = v2747 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3271;
+        iron_frag_fill(v3271, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3271, shm3, v3266, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3273;
+        iron_frag_fill(v3273, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3273, shm4, v3269, 64u);
+        iron_frag_mma_sync(v427, v3271, v3273);
+        const unsigned int v3275 = v3246 + 48u;
+        const unsigned int v3278 = v2747 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3280;
+        iron_frag_fill(v3280, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3280, shm3, v3275, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3282;
+        iron_frag_fill(v3282, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3282, shm4, v3278, 64u);
+        iron_frag_mma_sync(v427, v3280, v3282);
+      }
+      const unsigned int v2762 = v2741 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:530
+      const unsigned int v2764 = v2743 + 2u;
+      const unsigned int v2765 = v2764 % 3u;
+      const bool v2766 = v2762 < v2;
+      if (v2766) {
+        const unsigned int v2768 = v2765 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:533
+        const unsigned int v2771 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
+        const unsigned int v2773 = v421 << 5u;
+        const unsigned int v2774 = v2773 + v2771;
+        const unsigned int v2778 = v2774 >> 3u;
+        const unsigned int v2780 = v2774 & 7u;
+        const unsigned int v2782 = v2780 << 3u;
+        const unsigned int v2783 = v22 + v2778;
+        const unsigned int v2784 = v2762 + v2782;
+        const bool v2785 = v2783 < v0;
+        const bool v2786 = v2784 < v2;
+        const bool v2787 = v2785 && v2786;
+        const unsigned int v2788 = v2783 * v2;
+        const unsigned int v2790 = v2788 + v2784;
+        const unsigned int v2791 = v2787 ? v2790 : v418;
+        const unsigned int v2793 = v2778 << 6u;
+        const unsigned int v2794 = v2768 + v2793;
+        const unsigned int v2795 = v2794 + v2782;
+        iron_copy_async<16>(shm3 + (v2795 ^ (((v2795 >> 6u) & 7u) << 3u)), a + v2791, v2787);
+        const unsigned int v2797 = v2774 + 384u;
+        const unsigned int v2799 = v2797 >> 3u;
+        const unsigned int v2801 = v2797 & 7u;
+        const unsigned int v2803 = v2801 << 3u;
+        const unsigned int v2804 = v22 + v2799;
+        const unsigned int v2805 = v2762 + v2803;
+        const bool v2806 = v2804 < v0;
+        const bool v2807 = v2805 < v2;
+        const bool v2808 = v2806 && v2807;
+        const unsigned int v2809 = v2804 * v2;
+        const unsigned int v2811 = v2809 + v2805;
+        const unsigned int v2812 = v2808 ? v2811 : v418;
+        const unsigned int v2814 = v2799 << 6u;
+        const unsigned int v2815 = v2768 + v2814;
+        const unsigned int v2816 = v2815 + v2803;
+        iron_copy_async<16>(shm3 + (v2816 ^ (((v2816 >> 6u) & 7u) << 3u)), a + v2812, v2808);
+        const unsigned int v2818 = v2774 + 768u;
+        const bool v2820 = v2818 < 1024u;
+        if (v2820) {
+          const unsigned int v2822 = v2818 >> 3u;
+          const unsigned int v2824 = v2818 & 7u;
+          const unsigned int v2826 = v2824 << 3u;
+          const unsigned int v2827 = v22 + v2822;
+          const unsigned int v2828 = v2762 + v2826;
+          const bool v2829 = v2827 < v0;
+          const bool v2830 = v2828 < v2;
+          const bool v2831 = v2829 && v2830;
+          const unsigned int v2832 = v2827 * v2;
+          const unsigned int v2834 = v2832 + v2828;
+          const unsigned int v2835 = v2831 ? v2834 : v418;
+          const unsigned int v2837 = v2822 << 6u;
+          const unsigned int v2838 = v2768 + v2837;
+          const unsigned int v2839 = v2838 + v2826;
+          iron_copy_async<16>(shm3 + (v2839 ^ (((v2839 >> 6u) & 7u) << 3u)), a + v2835, v2831);
+        }
+        const unsigned int v2856 = v26 + v2778;  // kernels/gemm/gemm_warpgroup.hpp:239
+        const bool v2858 = v2856 < v1;
+        const bool v2860 = v2858 && v2786;
+        const unsigned int v2861 = v2856 * v2;
+        const unsigned int v2863 = v2861 + v2784;
+        const unsigned int v2864 = v2860 ? v2863 : v418;
+        iron_copy_async<16>(shm4 + (v2795 ^ (((v2795 >> 6u) & 7u) << 3u)), b + v2864, v2860);
+        const unsigned int v2877 = v26 + v2799;
+        const bool v2879 = v2877 < v1;
+        const bool v2881 = v2879 && v2807;
+        const unsigned int v2882 = v2877 * v2;
+        const unsigned int v2884 = v2882 + v2805;
+        const unsigned int v2885 = v2881 ? v2884 : v418;
+        iron_copy_async<16>(shm4 + (v2816 ^ (((v2816 >> 6u) & 7u) << 3u)), b + v2885, v2881);
+        if (v2820) {
+          const unsigned int v2895 = v2818 >> 3u;
+          const unsigned int v2897 = v2818 & 7u;
+          const unsigned int v2899 = v2897 << 3u;
+          const unsigned int v2900 = v26 + v2895;
+          const unsigned int v2901 = v2762 + v2899;
+          const bool v2902 = v2900 < v1;
+          const bool v2903 = v2901 < v2;
+          const bool v2904 = v2902 && v2903;
+          const unsigned int v2905 = v2900 * v2;
+          const unsigned int v2907 = v2905 + v2901;
+          const unsigned int v2908 = v2904 ? v2907 : v418;
+          const unsigned int v2910 = v2895 << 6u;
+          const unsigned int v2911 = v2768 + v2910;
+          const unsigned int v2912 = v2911 + v2899;
+          iron_copy_async<16>(shm4 + (v2912 ^ (((v2912 >> 6u) & 7u) << 3u)), b + v2908, v2904);
+        }
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
+    }
+    __syncthreads();
+  } else {
+    const unsigned int v460 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v461 = threadIdx.x;
+
+    for (unsigned int v458 = v418; v458 < v2; v458 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
+      for (unsigned int v463 = v461; v463 < 8192u; v463 += v460) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v465 = v463 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v467 = v463 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v468 = v22 + v465;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v469 = v468 < v0;
+        const unsigned int v470 = v458 + v467;
+        const bool v471 = v470 < v2;
+        const bool v472 = v469 && v471;
+        if (v472) {
+          const unsigned int v474 = v468 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v476 = v474 + v458;
+          const unsigned int v477 = v476 + v467;
+          const iron_bf16 v478 = a[v477];
+          const unsigned int v480 = v465 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v481 = v480 + v467;
+          shm3[(v481 ^ (((v481 >> 6u) & 7u) << 3u))] = v478;
+        } else {
+          const unsigned int v483 = v465 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v484 = v483 + v467;
+          shm3[(v484 ^ (((v484 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+        }
+      }
+
+      for (unsigned int v490 = v461; v490 < 8192u; v490 += v460) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v492 = v490 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v494 = v490 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v495 = v26 + v492;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v496 = v495 < v1;
+        const unsigned int v497 = v458 + v494;
+        const bool v498 = v497 < v2;
+        const bool v499 = v496 && v498;
+        if (v499) {
+          const unsigned int v501 = v495 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v503 = v501 + v458;
+          const unsigned int v504 = v503 + v494;
+          const iron_bf16 v505 = b[v504];
+          const unsigned int v507 = v492 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v508 = v507 + v494;
+          shm4[(v508 ^ (((v508 >> 6u) & 7u) << 3u))] = v505;
+        } else {
+          const unsigned int v510 = v492 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v511 = v510 + v494;
+          shm4[(v511 ^ (((v511 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+        }
+      }
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
+      if (v422) {  // kernels/gemm/gemm_warpgroup.hpp:521
+        const unsigned int v519 = v425 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
+        const unsigned int v520 = v519 << 6u;
+        const unsigned int v3285 = v421 & 3u;
+        const unsigned int v3287 = v3285 << 4u;
+        const unsigned int v3289 = v3287 << 6u;
+        const unsigned int v3291 = v520 + v3289;
+        iron_frag<iron_bf16, 0, 16, 16> v3298;
+        iron_frag_fill(v3298, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3298, shm3, v3291, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3300;
+        iron_frag_fill(v3300, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3300, shm4, v418, 64u);
+        iron_frag_mma_sync(v427, v3298, v3300);
+        const unsigned int v3302 = v3291 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3307;
+        iron_frag_fill(v3307, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3307, shm3, v3302, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3309;
+        iron_frag_fill(v3309, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3309, shm4, 16u, 64u);
+        iron_frag_mma_sync(v427, v3307, v3309);
+        const unsigned int v3311 = v3291 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3316;
+        iron_frag_fill(v3316, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3316, shm3, v3311, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3318;
+        iron_frag_fill(v3318, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3318, shm4, 32u, 64u);
+        iron_frag_mma_sync(v427, v3316, v3318);
+        const unsigned int v3320 = v3291 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3325;
+        iron_frag_fill(v3325, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3325, shm3, v3320, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3327;
+        iron_frag_fill(v3327, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3327, shm4, 48u, 64u);
+        iron_frag_mma_sync(v427, v3325, v3327);
+      }
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
+    }
+  }
+  const unsigned int v525 = v421 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:551
+  const unsigned int v526 = v525 << 4u;
+  const unsigned int v528 = v425 << 6u;
+  const unsigned int v529 = v22 + v528;
+  const unsigned int v530 = v529 + v526;
+  const unsigned int v531 = static_cast<unsigned int>(v427.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v532 = v530 + v531;
+  const unsigned int v533 = static_cast<unsigned int>(v427.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v534 = v26 + v533;
+  const bool v535 = v532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v536 = v422 && v535;
+  const bool v537 = v534 < v1;
+  const bool v538 = v536 && v537;
+  if (v538) {
+    const float v539 = v427.x[0];
+    const float v540 = v539 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v541 = iron_f32_to_bf16(v540);
+    const unsigned int v542 = v532 * v1;
+    const unsigned int v543 = v542 + v534;
+    out[v543] = v541;
+  }
+  const unsigned int v544 = static_cast<unsigned int>(v427.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v545 = v530 + v544;
+  const unsigned int v546 = static_cast<unsigned int>(v427.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v547 = v26 + v546;
+  const bool v548 = v545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v549 = v422 && v548;
+  const bool v550 = v547 < v1;
+  const bool v551 = v549 && v550;
+  if (v551) {
+    const float v552 = v427.x[1];
+    const float v553 = v552 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v554 = iron_f32_to_bf16(v553);
+    const unsigned int v555 = v545 * v1;
+    const unsigned int v556 = v555 + v547;
+    out[v556] = v554;
+  }
+  const unsigned int v557 = static_cast<unsigned int>(v427.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v558 = v530 + v557;
+  const unsigned int v559 = static_cast<unsigned int>(v427.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v560 = v26 + v559;
+  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v562 = v422 && v561;
+  const bool v563 = v560 < v1;
+  const bool v564 = v562 && v563;
+  if (v564) {
+    const float v565 = v427.x[2];
+    const float v566 = v565 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v567 = iron_f32_to_bf16(v566);
+    const unsigned int v568 = v558 * v1;
+    const unsigned int v569 = v568 + v560;
+    out[v569] = v567;
+  }
+  const unsigned int v570 = static_cast<unsigned int>(v427.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v571 = v530 + v570;
+  const unsigned int v572 = static_cast<unsigned int>(v427.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v573 = v26 + v572;
+  const bool v574 = v571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v575 = v422 && v574;
+  const bool v576 = v573 < v1;
+  const bool v577 = v575 && v576;
+  if (v577) {
+    const float v578 = v427.x[3];
+    const float v579 = v578 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v580 = iron_f32_to_bf16(v579);
+    const unsigned int v581 = v571 * v1;
+    const unsigned int v582 = v581 + v573;
+    out[v582] = v580;
+  }
+  const unsigned int v583 = static_cast<unsigned int>(v427.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v584 = v530 + v583;
+  const unsigned int v585 = static_cast<unsigned int>(v427.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v586 = v26 + v585;
+  const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v588 = v422 && v587;
+  const bool v589 = v586 < v1;
+  const bool v590 = v588 && v589;
+  if (v590) {
+    const float v591 = v427.x[4];
+    const float v592 = v591 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v593 = iron_f32_to_bf16(v592);
+    const unsigned int v594 = v584 * v1;
+    const unsigned int v595 = v594 + v586;
+    out[v595] = v593;
+  }
+  const unsigned int v596 = static_cast<unsigned int>(v427.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v597 = v530 + v596;
+  const unsigned int v598 = static_cast<unsigned int>(v427.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v599 = v26 + v598;
+  const bool v600 = v597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v601 = v422 && v600;
+  const bool v602 = v599 < v1;
+  const bool v603 = v601 && v602;
+  if (v603) {
+    const float v604 = v427.x[5];
+    const float v605 = v604 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v606 = iron_f32_to_bf16(v605);
+    const unsigned int v607 = v597 * v1;
+    const unsigned int v608 = v607 + v599;
+    out[v608] = v606;
+  }
+  const unsigned int v609 = static_cast<unsigned int>(v427.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v610 = v530 + v609;
+  const unsigned int v611 = static_cast<unsigned int>(v427.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v612 = v26 + v611;
+  const bool v613 = v610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v614 = v422 && v613;
+  const bool v615 = v612 < v1;
+  const bool v616 = v614 && v615;
+  if (v616) {
+    const float v617 = v427.x[6];
+    const float v618 = v617 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v619 = iron_f32_to_bf16(v618);
+    const unsigned int v620 = v610 * v1;
+    const unsigned int v621 = v620 + v612;
+    out[v621] = v619;
+  }
+  const unsigned int v622 = static_cast<unsigned int>(v427.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v623 = v530 + v622;
+  const unsigned int v624 = static_cast<unsigned int>(v427.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v625 = v26 + v624;
+  const bool v626 = v623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v627 = v422 && v626;
+  const bool v628 = v625 < v1;
+  const bool v629 = v627 && v628;
+  if (v629) {
+    const float v630 = v427.x[7];
+    const float v631 = v630 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v632 = iron_f32_to_bf16(v631);
+    const unsigned int v633 = v623 * v1;
+    const unsigned int v634 = v633 + v625;
+    out[v634] = v632;
+  }
+  const unsigned int v635 = static_cast<unsigned int>(v427.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v636 = v530 + v635;
+  const unsigned int v637 = static_cast<unsigned int>(v427.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v638 = v26 + v637;
+  const bool v639 = v636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v640 = v422 && v639;
+  const bool v641 = v638 < v1;
+  const bool v642 = v640 && v641;
+  if (v642) {
+    const float v643 = v427.x[8];
+    const float v644 = v643 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v645 = iron_f32_to_bf16(v644);
+    const unsigned int v646 = v636 * v1;
+    const unsigned int v647 = v646 + v638;
+    out[v647] = v645;
+  }
+  const unsigned int v648 = static_cast<unsigned int>(v427.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v649 = v530 + v648;
+  const unsigned int v650 = static_cast<unsigned int>(v427.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v651 = v26 + v650;
+  const bool v652 = v649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v653 = v422 && v652;
+  const bool v654 = v651 < v1;
+  const bool v655 = v653 && v654;
+  if (v655) {
+    const float v656 = v427.x[9];
+    const float v657 = v656 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v658 = iron_f32_to_bf16(v657);
+    const unsigned int v659 = v649 * v1;
+    const unsigned int v660 = v659 + v651;
+    out[v660] = v658;
+  }
+  const unsigned int v661 = static_cast<unsigned int>(v427.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v662 = v530 + v661;
+  const unsigned int v663 = static_cast<unsigned int>(v427.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v664 = v26 + v663;
+  const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v666 = v422 && v665;
+  const bool v667 = v664 < v1;
+  const bool v668 = v666 && v667;
+  if (v668) {
+    const float v669 = v427.x[10];
+    const float v670 = v669 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v671 = iron_f32_to_bf16(v670);
+    const unsigned int v672 = v662 * v1;
+    const unsigned int v673 = v672 + v664;
+    out[v673] = v671;
+  }
+  const unsigned int v674 = static_cast<unsigned int>(v427.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v675 = v530 + v674;
+  const unsigned int v676 = static_cast<unsigned int>(v427.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v677 = v26 + v676;
+  const bool v678 = v675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v679 = v422 && v678;
+  const bool v680 = v677 < v1;
+  const bool v681 = v679 && v680;
+  if (v681) {
+    const float v682 = v427.x[11];
+    const float v683 = v682 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v684 = iron_f32_to_bf16(v683);
+    const unsigned int v685 = v675 * v1;
+    const unsigned int v686 = v685 + v677;
+    out[v686] = v684;
+  }
+  const unsigned int v687 = static_cast<unsigned int>(v427.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v688 = v530 + v687;
+  const unsigned int v689 = static_cast<unsigned int>(v427.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v690 = v26 + v689;
+  const bool v691 = v688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v692 = v422 && v691;
+  const bool v693 = v690 < v1;
+  const bool v694 = v692 && v693;
+  if (v694) {
+    const float v695 = v427.x[12];
+    const float v696 = v695 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v697 = iron_f32_to_bf16(v696);
+    const unsigned int v698 = v688 * v1;
+    const unsigned int v699 = v698 + v690;
+    out[v699] = v697;
+  }
+  const unsigned int v700 = static_cast<unsigned int>(v427.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v701 = v530 + v700;
+  const unsigned int v702 = static_cast<unsigned int>(v427.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v703 = v26 + v702;
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v705 = v422 && v704;
+  const bool v706 = v703 < v1;
+  const bool v707 = v705 && v706;
+  if (v707) {
+    const float v708 = v427.x[13];
+    const float v709 = v708 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v710 = iron_f32_to_bf16(v709);
+    const unsigned int v711 = v701 * v1;
+    const unsigned int v712 = v711 + v703;
+    out[v712] = v710;
+  }
+  const unsigned int v713 = static_cast<unsigned int>(v427.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v714 = v530 + v713;
+  const unsigned int v715 = static_cast<unsigned int>(v427.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v716 = v26 + v715;
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v718 = v422 && v717;
+  const bool v719 = v716 < v1;
+  const bool v720 = v718 && v719;
+  if (v720) {
+    const float v721 = v427.x[14];
+    const float v722 = v721 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v723 = iron_f32_to_bf16(v722);
+    const unsigned int v724 = v714 * v1;
+    const unsigned int v725 = v724 + v716;
+    out[v725] = v723;
+  }
+  const unsigned int v726 = static_cast<unsigned int>(v427.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v727 = v530 + v726;
+  const unsigned int v728 = static_cast<unsigned int>(v427.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v729 = v26 + v728;
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v731 = v422 && v730;
+  const bool v732 = v729 < v1;
+  const bool v733 = v731 && v732;
+  if (v733) {
+    const float v734 = v427.x[15];
+    const float v735 = v734 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v736 = iron_f32_to_bf16(v735);
+    const unsigned int v737 = v727 * v1;
+    const unsigned int v738 = v737 + v729;
+    out[v738] = v736;
+  }
+  const unsigned int v739 = static_cast<unsigned int>(v427.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v740 = v530 + v739;
+  const unsigned int v741 = static_cast<unsigned int>(v427.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v742 = v26 + v741;
+  const bool v743 = v740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v744 = v422 && v743;
+  const bool v745 = v742 < v1;
+  const bool v746 = v744 && v745;
+  if (v746) {
+    const float v747 = v427.x[16];
+    const float v748 = v747 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v749 = iron_f32_to_bf16(v748);
+    const unsigned int v750 = v740 * v1;
+    const unsigned int v751 = v750 + v742;
+    out[v751] = v749;
+  }
+  const unsigned int v752 = static_cast<unsigned int>(v427.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v753 = v530 + v752;
+  const unsigned int v754 = static_cast<unsigned int>(v427.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v755 = v26 + v754;
+  const bool v756 = v753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v757 = v422 && v756;
+  const bool v758 = v755 < v1;
+  const bool v759 = v757 && v758;
+  if (v759) {
+    const float v760 = v427.x[17];
+    const float v761 = v760 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v762 = iron_f32_to_bf16(v761);
+    const unsigned int v763 = v753 * v1;
+    const unsigned int v764 = v763 + v755;
+    out[v764] = v762;
+  }
+  const unsigned int v765 = static_cast<unsigned int>(v427.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v766 = v530 + v765;
+  const unsigned int v767 = static_cast<unsigned int>(v427.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v768 = v26 + v767;
+  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v770 = v422 && v769;
+  const bool v771 = v768 < v1;
+  const bool v772 = v770 && v771;
+  if (v772) {
+    const float v773 = v427.x[18];
+    const float v774 = v773 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v775 = iron_f32_to_bf16(v774);
+    const unsigned int v776 = v766 * v1;
+    const unsigned int v777 = v776 + v768;
+    out[v777] = v775;
+  }
+  const unsigned int v778 = static_cast<unsigned int>(v427.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v779 = v530 + v778;
+  const unsigned int v780 = static_cast<unsigned int>(v427.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v781 = v26 + v780;
+  const bool v782 = v779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v783 = v422 && v782;
+  const bool v784 = v781 < v1;
+  const bool v785 = v783 && v784;
+  if (v785) {
+    const float v786 = v427.x[19];
+    const float v787 = v786 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v788 = iron_f32_to_bf16(v787);
+    const unsigned int v789 = v779 * v1;
+    const unsigned int v790 = v789 + v781;
+    out[v790] = v788;
+  }
+  const unsigned int v791 = static_cast<unsigned int>(v427.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v792 = v530 + v791;
+  const unsigned int v793 = static_cast<unsigned int>(v427.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v794 = v26 + v793;
+  const bool v795 = v792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v796 = v422 && v795;
+  const bool v797 = v794 < v1;
+  const bool v798 = v796 && v797;
+  if (v798) {
+    const float v799 = v427.x[20];
+    const float v800 = v799 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v801 = iron_f32_to_bf16(v800);
+    const unsigned int v802 = v792 * v1;
+    const unsigned int v803 = v802 + v794;
+    out[v803] = v801;
+  }
+  const unsigned int v804 = static_cast<unsigned int>(v427.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v805 = v530 + v804;
+  const unsigned int v806 = static_cast<unsigned int>(v427.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v807 = v26 + v806;
+  const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v809 = v422 && v808;
+  const bool v810 = v807 < v1;
+  const bool v811 = v809 && v810;
+  if (v811) {
+    const float v812 = v427.x[21];
+    const float v813 = v812 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v814 = iron_f32_to_bf16(v813);
+    const unsigned int v815 = v805 * v1;
+    const unsigned int v816 = v815 + v807;
+    out[v816] = v814;
+  }
+  const unsigned int v817 = static_cast<unsigned int>(v427.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v818 = v530 + v817;
+  const unsigned int v819 = static_cast<unsigned int>(v427.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v820 = v26 + v819;
+  const bool v821 = v818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v822 = v422 && v821;
+  const bool v823 = v820 < v1;
+  const bool v824 = v822 && v823;
+  if (v824) {
+    const float v825 = v427.x[22];
+    const float v826 = v825 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v827 = iron_f32_to_bf16(v826);
+    const unsigned int v828 = v818 * v1;
+    const unsigned int v829 = v828 + v820;
+    out[v829] = v827;
+  }
+  const unsigned int v830 = static_cast<unsigned int>(v427.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v831 = v530 + v830;
+  const unsigned int v832 = static_cast<unsigned int>(v427.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v833 = v26 + v832;
+  const bool v834 = v831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v835 = v422 && v834;
+  const bool v836 = v833 < v1;
+  const bool v837 = v835 && v836;
+  if (v837) {
+    const float v838 = v427.x[23];
+    const float v839 = v838 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v840 = iron_f32_to_bf16(v839);
+    const unsigned int v841 = v831 * v1;
+    const unsigned int v842 = v841 + v833;
+    out[v842] = v840;
+  }
+  const unsigned int v843 = static_cast<unsigned int>(v427.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v844 = v530 + v843;
+  const unsigned int v845 = static_cast<unsigned int>(v427.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v846 = v26 + v845;
+  const bool v847 = v844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v848 = v422 && v847;
+  const bool v849 = v846 < v1;
+  const bool v850 = v848 && v849;
+  if (v850) {
+    const float v851 = v427.x[24];
+    const float v852 = v851 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v853 = iron_f32_to_bf16(v852);
+    const unsigned int v854 = v844 * v1;
+    const unsigned int v855 = v854 + v846;
+    out[v855] = v853;
+  }
+  const unsigned int v856 = static_cast<unsigned int>(v427.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v857 = v530 + v856;
+  const unsigned int v858 = static_cast<unsigned int>(v427.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v859 = v26 + v858;
+  const bool v860 = v857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v861 = v422 && v860;
+  const bool v862 = v859 < v1;
+  const bool v863 = v861 && v862;
+  if (v863) {
+    const float v864 = v427.x[25];
+    const float v865 = v864 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v866 = iron_f32_to_bf16(v865);
+    const unsigned int v867 = v857 * v1;
+    const unsigned int v868 = v867 + v859;
+    out[v868] = v866;
+  }
+  const unsigned int v869 = static_cast<unsigned int>(v427.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v870 = v530 + v869;
+  const unsigned int v871 = static_cast<unsigned int>(v427.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v872 = v26 + v871;
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v874 = v422 && v873;
+  const bool v875 = v872 < v1;
+  const bool v876 = v874 && v875;
+  if (v876) {
+    const float v877 = v427.x[26];
+    const float v878 = v877 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v879 = iron_f32_to_bf16(v878);
+    const unsigned int v880 = v870 * v1;
+    const unsigned int v881 = v880 + v872;
+    out[v881] = v879;
+  }
+  const unsigned int v882 = static_cast<unsigned int>(v427.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v883 = v530 + v882;
+  const unsigned int v884 = static_cast<unsigned int>(v427.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v885 = v26 + v884;
+  const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v887 = v422 && v886;
+  const bool v888 = v885 < v1;
+  const bool v889 = v887 && v888;
+  if (v889) {
+    const float v890 = v427.x[27];
+    const float v891 = v890 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v892 = iron_f32_to_bf16(v891);
+    const unsigned int v893 = v883 * v1;
+    const unsigned int v894 = v893 + v885;
+    out[v894] = v892;
+  }
+  const unsigned int v895 = static_cast<unsigned int>(v427.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v896 = v530 + v895;
+  const unsigned int v897 = static_cast<unsigned int>(v427.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v898 = v26 + v897;
+  const bool v899 = v896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v900 = v422 && v899;
+  const bool v901 = v898 < v1;
+  const bool v902 = v900 && v901;
+  if (v902) {
+    const float v903 = v427.x[28];
+    const float v904 = v903 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v905 = iron_f32_to_bf16(v904);
+    const unsigned int v906 = v896 * v1;
+    const unsigned int v907 = v906 + v898;
+    out[v907] = v905;
+  }
+  const unsigned int v908 = static_cast<unsigned int>(v427.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v909 = v530 + v908;
+  const unsigned int v910 = static_cast<unsigned int>(v427.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v911 = v26 + v910;
+  const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v913 = v422 && v912;
+  const bool v914 = v911 < v1;
+  const bool v915 = v913 && v914;
+  if (v915) {
+    const float v916 = v427.x[29];
+    const float v917 = v916 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v918 = iron_f32_to_bf16(v917);
+    const unsigned int v919 = v909 * v1;
+    const unsigned int v920 = v919 + v911;
+    out[v920] = v918;
+  }
+  const unsigned int v921 = static_cast<unsigned int>(v427.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v922 = v530 + v921;
+  const unsigned int v923 = static_cast<unsigned int>(v427.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v924 = v26 + v923;
+  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v926 = v422 && v925;
+  const bool v927 = v924 < v1;
+  const bool v928 = v926 && v927;
+  if (v928) {
+    const float v929 = v427.x[30];
+    const float v930 = v929 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v931 = iron_f32_to_bf16(v930);
+    const unsigned int v932 = v922 * v1;
+    const unsigned int v933 = v932 + v924;
+    out[v933] = v931;
+  }
+  const unsigned int v934 = static_cast<unsigned int>(v427.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v935 = v530 + v934;
+  const unsigned int v936 = static_cast<unsigned int>(v427.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v937 = v26 + v936;
+  const bool v938 = v935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v939 = v422 && v938;
+  const bool v940 = v937 < v1;
+  const bool v941 = v939 && v940;
+  if (v941) {
+    const float v942 = v427.x[31];
+    const float v943 = v942 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v944 = iron_f32_to_bf16(v943);
+    const unsigned int v945 = v935 * v1;
+    const unsigned int v946 = v945 + v937;
+    out[v946] = v944;
+  }
+  const unsigned int v947 = static_cast<unsigned int>(v427.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v948 = v530 + v947;
+  const unsigned int v949 = static_cast<unsigned int>(v427.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v950 = v26 + v949;
+  const bool v951 = v948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v952 = v422 && v951;
+  const bool v953 = v950 < v1;
+  const bool v954 = v952 && v953;
+  if (v954) {
+    const float v955 = v427.x[32];
+    const float v956 = v955 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v957 = iron_f32_to_bf16(v956);
+    const unsigned int v958 = v948 * v1;
+    const unsigned int v959 = v958 + v950;
+    out[v959] = v957;
+  }
+  const unsigned int v960 = static_cast<unsigned int>(v427.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v961 = v530 + v960;
+  const unsigned int v962 = static_cast<unsigned int>(v427.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v963 = v26 + v962;
+  const bool v964 = v961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v965 = v422 && v964;
+  const bool v966 = v963 < v1;
+  const bool v967 = v965 && v966;
+  if (v967) {
+    const float v968 = v427.x[33];
+    const float v969 = v968 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v970 = iron_f32_to_bf16(v969);
+    const unsigned int v971 = v961 * v1;
+    const unsigned int v972 = v971 + v963;
+    out[v972] = v970;
+  }
+  const unsigned int v973 = static_cast<unsigned int>(v427.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v974 = v530 + v973;
+  const unsigned int v975 = static_cast<unsigned int>(v427.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v976 = v26 + v975;
+  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v978 = v422 && v977;
+  const bool v979 = v976 < v1;
+  const bool v980 = v978 && v979;
+  if (v980) {
+    const float v981 = v427.x[34];
+    const float v982 = v981 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v983 = iron_f32_to_bf16(v982);
+    const unsigned int v984 = v974 * v1;
+    const unsigned int v985 = v984 + v976;
+    out[v985] = v983;
+  }
+  const unsigned int v986 = static_cast<unsigned int>(v427.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v987 = v530 + v986;
+  const unsigned int v988 = static_cast<unsigned int>(v427.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v989 = v26 + v988;
+  const bool v990 = v987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v991 = v422 && v990;
+  const bool v992 = v989 < v1;
+  const bool v993 = v991 && v992;
+  if (v993) {
+    const float v994 = v427.x[35];
+    const float v995 = v994 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v996 = iron_f32_to_bf16(v995);
+    const unsigned int v997 = v987 * v1;
+    const unsigned int v998 = v997 + v989;
+    out[v998] = v996;
+  }
+  const unsigned int v999 = static_cast<unsigned int>(v427.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1000 = v530 + v999;
+  const unsigned int v1001 = static_cast<unsigned int>(v427.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1002 = v26 + v1001;
+  const bool v1003 = v1000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1004 = v422 && v1003;
+  const bool v1005 = v1002 < v1;
+  const bool v1006 = v1004 && v1005;
+  if (v1006) {
+    const float v1007 = v427.x[36];
+    const float v1008 = v1007 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1009 = iron_f32_to_bf16(v1008);
+    const unsigned int v1010 = v1000 * v1;
+    const unsigned int v1011 = v1010 + v1002;
+    out[v1011] = v1009;
+  }
+  const unsigned int v1012 = static_cast<unsigned int>(v427.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1013 = v530 + v1012;
+  const unsigned int v1014 = static_cast<unsigned int>(v427.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1015 = v26 + v1014;
+  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1017 = v422 && v1016;
+  const bool v1018 = v1015 < v1;
+  const bool v1019 = v1017 && v1018;
+  if (v1019) {
+    const float v1020 = v427.x[37];
+    const float v1021 = v1020 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
+    const unsigned int v1023 = v1013 * v1;
+    const unsigned int v1024 = v1023 + v1015;
+    out[v1024] = v1022;
+  }
+  const unsigned int v1025 = static_cast<unsigned int>(v427.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1026 = v530 + v1025;
+  const unsigned int v1027 = static_cast<unsigned int>(v427.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1028 = v26 + v1027;
+  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1030 = v422 && v1029;
+  const bool v1031 = v1028 < v1;
+  const bool v1032 = v1030 && v1031;
+  if (v1032) {
+    const float v1033 = v427.x[38];
+    const float v1034 = v1033 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1035 = iron_f32_to_bf16(v1034);
+    const unsigned int v1036 = v1026 * v1;
+    const unsigned int v1037 = v1036 + v1028;
+    out[v1037] = v1035;
+  }
+  const unsigned int v1038 = static_cast<unsigned int>(v427.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1039 = v530 + v1038;
+  const unsigned int v1040 = static_cast<unsigned int>(v427.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1041 = v26 + v1040;
+  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1043 = v422 && v1042;
+  const bool v1044 = v1041 < v1;
+  const bool v1045 = v1043 && v1044;
+  if (v1045) {
+    const float v1046 = v427.x[39];
+    const float v1047 = v1046 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1048 = iron_f32_to_bf16(v1047);
+    const unsigned int v1049 = v1039 * v1;
+    const unsigned int v1050 = v1049 + v1041;
+    out[v1050] = v1048;
+  }
+  const unsigned int v1051 = static_cast<unsigned int>(v427.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1052 = v530 + v1051;
+  const unsigned int v1053 = static_cast<unsigned int>(v427.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1054 = v26 + v1053;
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1056 = v422 && v1055;
+  const bool v1057 = v1054 < v1;
+  const bool v1058 = v1056 && v1057;
+  if (v1058) {
+    const float v1059 = v427.x[40];
+    const float v1060 = v1059 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1061 = iron_f32_to_bf16(v1060);
+    const unsigned int v1062 = v1052 * v1;
+    const unsigned int v1063 = v1062 + v1054;
+    out[v1063] = v1061;
+  }
+  const unsigned int v1064 = static_cast<unsigned int>(v427.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1065 = v530 + v1064;
+  const unsigned int v1066 = static_cast<unsigned int>(v427.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1067 = v26 + v1066;
+  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1069 = v422 && v1068;
+  const bool v1070 = v1067 < v1;
+  const bool v1071 = v1069 && v1070;
+  if (v1071) {
+    const float v1072 = v427.x[41];
+    const float v1073 = v1072 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1074 = iron_f32_to_bf16(v1073);
+    const unsigned int v1075 = v1065 * v1;
+    const unsigned int v1076 = v1075 + v1067;
+    out[v1076] = v1074;
+  }
+  const unsigned int v1077 = static_cast<unsigned int>(v427.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1078 = v530 + v1077;
+  const unsigned int v1079 = static_cast<unsigned int>(v427.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1080 = v26 + v1079;
+  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1082 = v422 && v1081;
+  const bool v1083 = v1080 < v1;
+  const bool v1084 = v1082 && v1083;
+  if (v1084) {
+    const float v1085 = v427.x[42];
+    const float v1086 = v1085 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1087 = iron_f32_to_bf16(v1086);
+    const unsigned int v1088 = v1078 * v1;
+    const unsigned int v1089 = v1088 + v1080;
+    out[v1089] = v1087;
+  }
+  const unsigned int v1090 = static_cast<unsigned int>(v427.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1091 = v530 + v1090;
+  const unsigned int v1092 = static_cast<unsigned int>(v427.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1093 = v26 + v1092;
+  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1095 = v422 && v1094;
+  const bool v1096 = v1093 < v1;
+  const bool v1097 = v1095 && v1096;
+  if (v1097) {
+    const float v1098 = v427.x[43];
+    const float v1099 = v1098 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1100 = iron_f32_to_bf16(v1099);
+    const unsigned int v1101 = v1091 * v1;
+    const unsigned int v1102 = v1101 + v1093;
+    out[v1102] = v1100;
+  }
+  const unsigned int v1103 = static_cast<unsigned int>(v427.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1104 = v530 + v1103;
+  const unsigned int v1105 = static_cast<unsigned int>(v427.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1106 = v26 + v1105;
+  const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1108 = v422 && v1107;
+  const bool v1109 = v1106 < v1;
+  const bool v1110 = v1108 && v1109;
+  if (v1110) {
+    const float v1111 = v427.x[44];
+    const float v1112 = v1111 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1113 = iron_f32_to_bf16(v1112);
+    const unsigned int v1114 = v1104 * v1;
+    const unsigned int v1115 = v1114 + v1106;
+    out[v1115] = v1113;
+  }
+  const unsigned int v1116 = static_cast<unsigned int>(v427.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1117 = v530 + v1116;
+  const unsigned int v1118 = static_cast<unsigned int>(v427.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1119 = v26 + v1118;
+  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1121 = v422 && v1120;
+  const bool v1122 = v1119 < v1;
+  const bool v1123 = v1121 && v1122;
+  if (v1123) {
+    const float v1124 = v427.x[45];
+    const float v1125 = v1124 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1126 = iron_f32_to_bf16(v1125);
+    const unsigned int v1127 = v1117 * v1;
+    const unsigned int v1128 = v1127 + v1119;
+    out[v1128] = v1126;
+  }
+  const unsigned int v1129 = static_cast<unsigned int>(v427.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1130 = v530 + v1129;
+  const unsigned int v1131 = static_cast<unsigned int>(v427.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1132 = v26 + v1131;
+  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1134 = v422 && v1133;
+  const bool v1135 = v1132 < v1;
+  const bool v1136 = v1134 && v1135;
+  if (v1136) {
+    const float v1137 = v427.x[46];
+    const float v1138 = v1137 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1139 = iron_f32_to_bf16(v1138);
+    const unsigned int v1140 = v1130 * v1;
+    const unsigned int v1141 = v1140 + v1132;
+    out[v1141] = v1139;
+  }
+  const unsigned int v1142 = static_cast<unsigned int>(v427.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1143 = v530 + v1142;
+  const unsigned int v1144 = static_cast<unsigned int>(v427.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1145 = v26 + v1144;
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1147 = v422 && v1146;
+  const bool v1148 = v1145 < v1;
+  const bool v1149 = v1147 && v1148;
+  if (v1149) {
+    const float v1150 = v427.x[47];
+    const float v1151 = v1150 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1152 = iron_f32_to_bf16(v1151);
+    const unsigned int v1153 = v1143 * v1;
+    const unsigned int v1154 = v1153 + v1145;
+    out[v1154] = v1152;
+  }
+  const unsigned int v1155 = static_cast<unsigned int>(v427.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1156 = v530 + v1155;
+  const unsigned int v1157 = static_cast<unsigned int>(v427.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1158 = v26 + v1157;
+  const bool v1159 = v1156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1160 = v422 && v1159;
+  const bool v1161 = v1158 < v1;
+  const bool v1162 = v1160 && v1161;
+  if (v1162) {
+    const float v1163 = v427.x[48];
+    const float v1164 = v1163 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1165 = iron_f32_to_bf16(v1164);
+    const unsigned int v1166 = v1156 * v1;
+    const unsigned int v1167 = v1166 + v1158;
+    out[v1167] = v1165;
+  }
+  const unsigned int v1168 = static_cast<unsigned int>(v427.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1169 = v530 + v1168;
+  const unsigned int v1170 = static_cast<unsigned int>(v427.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1171 = v26 + v1170;
+  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1173 = v422 && v1172;
+  const bool v1174 = v1171 < v1;
+  const bool v1175 = v1173 && v1174;
+  if (v1175) {
+    const float v1176 = v427.x[49];
+    const float v1177 = v1176 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1178 = iron_f32_to_bf16(v1177);
+    const unsigned int v1179 = v1169 * v1;
+    const unsigned int v1180 = v1179 + v1171;
+    out[v1180] = v1178;
+  }
+  const unsigned int v1181 = static_cast<unsigned int>(v427.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1182 = v530 + v1181;
+  const unsigned int v1183 = static_cast<unsigned int>(v427.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1184 = v26 + v1183;
+  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1186 = v422 && v1185;
+  const bool v1187 = v1184 < v1;
+  const bool v1188 = v1186 && v1187;
+  if (v1188) {
+    const float v1189 = v427.x[50];
+    const float v1190 = v1189 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1191 = iron_f32_to_bf16(v1190);
+    const unsigned int v1192 = v1182 * v1;
+    const unsigned int v1193 = v1192 + v1184;
+    out[v1193] = v1191;
+  }
+  const unsigned int v1194 = static_cast<unsigned int>(v427.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1195 = v530 + v1194;
+  const unsigned int v1196 = static_cast<unsigned int>(v427.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1197 = v26 + v1196;
+  const bool v1198 = v1195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1199 = v422 && v1198;
+  const bool v1200 = v1197 < v1;
+  const bool v1201 = v1199 && v1200;
+  if (v1201) {
+    const float v1202 = v427.x[51];
+    const float v1203 = v1202 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1204 = iron_f32_to_bf16(v1203);
+    const unsigned int v1205 = v1195 * v1;
+    const unsigned int v1206 = v1205 + v1197;
+    out[v1206] = v1204;
+  }
+  const unsigned int v1207 = static_cast<unsigned int>(v427.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1208 = v530 + v1207;
+  const unsigned int v1209 = static_cast<unsigned int>(v427.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1210 = v26 + v1209;
+  const bool v1211 = v1208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1212 = v422 && v1211;
+  const bool v1213 = v1210 < v1;
+  const bool v1214 = v1212 && v1213;
+  if (v1214) {
+    const float v1215 = v427.x[52];
+    const float v1216 = v1215 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1217 = iron_f32_to_bf16(v1216);
+    const unsigned int v1218 = v1208 * v1;
+    const unsigned int v1219 = v1218 + v1210;
+    out[v1219] = v1217;
+  }
+  const unsigned int v1220 = static_cast<unsigned int>(v427.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1221 = v530 + v1220;
+  const unsigned int v1222 = static_cast<unsigned int>(v427.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1223 = v26 + v1222;
+  const bool v1224 = v1221 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1225 = v422 && v1224;
+  const bool v1226 = v1223 < v1;
+  const bool v1227 = v1225 && v1226;
+  if (v1227) {
+    const float v1228 = v427.x[53];
+    const float v1229 = v1228 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1230 = iron_f32_to_bf16(v1229);
+    const unsigned int v1231 = v1221 * v1;
+    const unsigned int v1232 = v1231 + v1223;
+    out[v1232] = v1230;
+  }
+  const unsigned int v1233 = static_cast<unsigned int>(v427.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1234 = v530 + v1233;
+  const unsigned int v1235 = static_cast<unsigned int>(v427.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1236 = v26 + v1235;
+  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1238 = v422 && v1237;
+  const bool v1239 = v1236 < v1;
+  const bool v1240 = v1238 && v1239;
+  if (v1240) {
+    const float v1241 = v427.x[54];
+    const float v1242 = v1241 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1243 = iron_f32_to_bf16(v1242);
+    const unsigned int v1244 = v1234 * v1;
+    const unsigned int v1245 = v1244 + v1236;
+    out[v1245] = v1243;
+  }
+  const unsigned int v1246 = static_cast<unsigned int>(v427.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1247 = v530 + v1246;
+  const unsigned int v1248 = static_cast<unsigned int>(v427.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1249 = v26 + v1248;
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1251 = v422 && v1250;
+  const bool v1252 = v1249 < v1;
+  const bool v1253 = v1251 && v1252;
+  if (v1253) {
+    const float v1254 = v427.x[55];
+    const float v1255 = v1254 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1256 = iron_f32_to_bf16(v1255);
+    const unsigned int v1257 = v1247 * v1;
+    const unsigned int v1258 = v1257 + v1249;
+    out[v1258] = v1256;
+  }
+  const unsigned int v1259 = static_cast<unsigned int>(v427.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1260 = v530 + v1259;
+  const unsigned int v1261 = static_cast<unsigned int>(v427.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1262 = v26 + v1261;
+  const bool v1263 = v1260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1264 = v422 && v1263;
+  const bool v1265 = v1262 < v1;
+  const bool v1266 = v1264 && v1265;
+  if (v1266) {
+    const float v1267 = v427.x[56];
+    const float v1268 = v1267 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1269 = iron_f32_to_bf16(v1268);
+    const unsigned int v1270 = v1260 * v1;
+    const unsigned int v1271 = v1270 + v1262;
+    out[v1271] = v1269;
+  }
+  const unsigned int v1272 = static_cast<unsigned int>(v427.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1273 = v530 + v1272;
+  const unsigned int v1274 = static_cast<unsigned int>(v427.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1275 = v26 + v1274;
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1277 = v422 && v1276;
+  const bool v1278 = v1275 < v1;
+  const bool v1279 = v1277 && v1278;
+  if (v1279) {
+    const float v1280 = v427.x[57];
+    const float v1281 = v1280 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1282 = iron_f32_to_bf16(v1281);
+    const unsigned int v1283 = v1273 * v1;
+    const unsigned int v1284 = v1283 + v1275;
+    out[v1284] = v1282;
+  }
+  const unsigned int v1285 = static_cast<unsigned int>(v427.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1286 = v530 + v1285;
+  const unsigned int v1287 = static_cast<unsigned int>(v427.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1288 = v26 + v1287;
+  const bool v1289 = v1286 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1290 = v422 && v1289;
+  const bool v1291 = v1288 < v1;
+  const bool v1292 = v1290 && v1291;
+  if (v1292) {
+    const float v1293 = v427.x[58];
+    const float v1294 = v1293 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1295 = iron_f32_to_bf16(v1294);
+    const unsigned int v1296 = v1286 * v1;
+    const unsigned int v1297 = v1296 + v1288;
+    out[v1297] = v1295;
+  }
+  const unsigned int v1298 = static_cast<unsigned int>(v427.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1299 = v530 + v1298;
+  const unsigned int v1300 = static_cast<unsigned int>(v427.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1301 = v26 + v1300;
+  const bool v1302 = v1299 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1303 = v422 && v1302;
+  const bool v1304 = v1301 < v1;
+  const bool v1305 = v1303 && v1304;
+  if (v1305) {
+    const float v1306 = v427.x[59];
+    const float v1307 = v1306 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1308 = iron_f32_to_bf16(v1307);
+    const unsigned int v1309 = v1299 * v1;
+    const unsigned int v1310 = v1309 + v1301;
+    out[v1310] = v1308;
+  }
+  const unsigned int v1311 = static_cast<unsigned int>(v427.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1312 = v530 + v1311;
+  const unsigned int v1313 = static_cast<unsigned int>(v427.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1314 = v26 + v1313;
+  const bool v1315 = v1312 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1316 = v422 && v1315;
+  const bool v1317 = v1314 < v1;
+  const bool v1318 = v1316 && v1317;
+  if (v1318) {
+    const float v1319 = v427.x[60];
+    const float v1320 = v1319 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1321 = iron_f32_to_bf16(v1320);
+    const unsigned int v1322 = v1312 * v1;
+    const unsigned int v1323 = v1322 + v1314;
+    out[v1323] = v1321;
+  }
+  const unsigned int v1324 = static_cast<unsigned int>(v427.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1325 = v530 + v1324;
+  const unsigned int v1326 = static_cast<unsigned int>(v427.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1327 = v26 + v1326;
+  const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1329 = v422 && v1328;
+  const bool v1330 = v1327 < v1;
+  const bool v1331 = v1329 && v1330;
+  if (v1331) {
+    const float v1332 = v427.x[61];
+    const float v1333 = v1332 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1334 = iron_f32_to_bf16(v1333);
+    const unsigned int v1335 = v1325 * v1;
+    const unsigned int v1336 = v1335 + v1327;
+    out[v1336] = v1334;
+  }
+  const unsigned int v1337 = static_cast<unsigned int>(v427.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1338 = v530 + v1337;
+  const unsigned int v1339 = static_cast<unsigned int>(v427.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1340 = v26 + v1339;
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1342 = v422 && v1341;
+  const bool v1343 = v1340 < v1;
+  const bool v1344 = v1342 && v1343;
+  if (v1344) {
+    const float v1345 = v427.x[62];
+    const float v1346 = v1345 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1347 = iron_f32_to_bf16(v1346);
+    const unsigned int v1348 = v1338 * v1;
+    const unsigned int v1349 = v1348 + v1340;
+    out[v1349] = v1347;
+  }
+  const unsigned int v1350 = static_cast<unsigned int>(v427.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1351 = v530 + v1350;
+  const unsigned int v1352 = static_cast<unsigned int>(v427.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1353 = v26 + v1352;
+  const bool v1354 = v1351 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1355 = v422 && v1354;
+  const bool v1356 = v1353 < v1;
+  const bool v1357 = v1355 && v1356;
+  if (v1357) {
+    const float v1358 = v427.x[63];
+    const float v1359 = v1358 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1360 = iron_f32_to_bf16(v1359);
+    const unsigned int v1361 = v1351 * v1;
+    const unsigned int v1362 = v1361 + v1353;
+    out[v1362] = v1360;
+  }
+  const unsigned int v1364 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:620
+  iron_frag<float, 2, 16, 128> v1372;  // kernels/gemm/gemm_warpgroup.hpp:424
+  iron_frag_fill(v1372, 0.0f);
+  if (v431) {  // kernels/gemm/gemm_warpgroup.hpp:529
+    const bool v3760 = v418 < v2;  // kernels/gemm/gemm_warpgroup.hpp:530
+    if (v3760) {
+      const unsigned int v3764 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
+      const unsigned int v3767 = v421 << 5u;
+      const unsigned int v3768 = v3767 + v3764;
       const unsigned int v3769 = v3768 >> 3u;
       const unsigned int v3770 = v3768 & 7u;
       const unsigned int v3771 = v3770 << 3u;
       const unsigned int v3772 = v22 + v3769;
-      const unsigned int v3773 = 64u + v3771;
       const bool v3774 = v3772 < v0;
-      const bool v3775 = v3773 < v2;
+      const bool v3775 = v3771 < v2;
       const bool v3776 = v3774 && v3775;
       const unsigned int v3777 = v3772 * v2;
-      const unsigned int v3778 = v3777 + v3773;
-      const unsigned int v3779 = v3776 ? v3778 : v317;
+      const unsigned int v3778 = v3777 + v3771;
+      const unsigned int v3779 = v3776 ? v3778 : v418;
       const unsigned int v3780 = v3769 << 6u;
-      const unsigned int v3781 = 8192u + v3780;
-      const unsigned int v3782 = v3781 + v3771;
+      const unsigned int v3782 = v3780 + v3771;
       iron_copy_async<16>(shm3 + (v3782 ^ (((v3782 >> 6u) & 7u) << 3u)), a + v3779, v3776);
-      const unsigned int v3784 = v3752 + 768u;
-      const bool v3786 = v3784 < 1024u;
-      if (v3786) {
-        const unsigned int v3787 = v3784 >> 3u;
-        const unsigned int v3788 = v3784 & 7u;
-        const unsigned int v3789 = v3788 << 3u;
-        const unsigned int v3790 = v22 + v3787;
-        const unsigned int v3791 = 64u + v3789;
-        const bool v3792 = v3790 < v0;
-        const bool v3793 = v3791 < v2;
-        const bool v3794 = v3792 && v3793;
-        const unsigned int v3795 = v3790 * v2;
-        const unsigned int v3796 = v3795 + v3791;
-        const unsigned int v3797 = v3794 ? v3796 : v317;
-        const unsigned int v3798 = v3787 << 6u;
-        const unsigned int v3799 = 8192u + v3798;
-        const unsigned int v3800 = v3799 + v3789;
-        iron_copy_async<16>(shm3 + (v3800 ^ (((v3800 >> 6u) & 7u) << 3u)), a + v3797, v3794);
+      const unsigned int v3784 = v3768 + 384u;
+      const unsigned int v3785 = v3784 >> 3u;
+      const unsigned int v3786 = v3784 & 7u;
+      const unsigned int v3787 = v3786 << 3u;
+      const unsigned int v3788 = v22 + v3785;
+      const bool v3790 = v3788 < v0;
+      const bool v3791 = v3787 < v2;
+      const bool v3792 = v3790 && v3791;
+      const unsigned int v3793 = v3788 * v2;
+      const unsigned int v3794 = v3793 + v3787;
+      const unsigned int v3795 = v3792 ? v3794 : v418;
+      const unsigned int v3796 = v3785 << 6u;
+      const unsigned int v3798 = v3796 + v3787;
+      iron_copy_async<16>(shm3 + (v3798 ^ (((v3798 >> 6u) & 7u) << 3u)), a + v3795, v3792);
+      const unsigned int v3800 = v3768 + 768u;
+      const bool v3802 = v3800 < 1024u;
+      if (v3802) {
+        const unsigned int v3803 = v3800 >> 3u;
+        const unsigned int v3804 = v3800 & 7u;
+        const unsigned int v3805 = v3804 << 3u;
+        const unsigned int v3806 = v22 + v3803;
+        const bool v3808 = v3806 < v0;
+        const bool v3809 = v3805 < v2;
+        const bool v3810 = v3808 && v3809;
+        const unsigned int v3811 = v3806 * v2;
+        const unsigned int v3812 = v3811 + v3805;
+        const unsigned int v3813 = v3810 ? v3812 : v418;
+        const unsigned int v3814 = v3803 << 6u;
+        const unsigned int v3816 = v3814 + v3805;
+        iron_copy_async<16>(shm3 + (v3816 ^ (((v3816 >> 6u) & 7u) << 3u)), a + v3813, v3810);
       }
-      const unsigned int v3801 = v1263 + v3753;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3802 = v3801 < v1;
-      const bool v3803 = v3802 && v3759;
-      const unsigned int v3804 = v3801 * v2;
-      const unsigned int v3805 = v3804 + v3757;
-      const unsigned int v3806 = v3803 ? v3805 : v317;
-      iron_copy_async<16>(shm4 + (v3766 ^ (((v3766 >> 6u) & 7u) << 3u)), b + v3806, v3803);
-      const unsigned int v3807 = v1263 + v3769;
-      const bool v3808 = v3807 < v1;
-      const bool v3809 = v3808 && v3775;
-      const unsigned int v3810 = v3807 * v2;
-      const unsigned int v3811 = v3810 + v3773;
-      const unsigned int v3812 = v3809 ? v3811 : v317;
-      iron_copy_async<16>(shm4 + (v3782 ^ (((v3782 >> 6u) & 7u) << 3u)), b + v3812, v3809);
-      if (v3786) {
-        const unsigned int v3813 = v3784 >> 3u;
-        const unsigned int v3814 = v3784 & 7u;
-        const unsigned int v3815 = v3814 << 3u;
-        const unsigned int v3816 = v1263 + v3813;
-        const unsigned int v3817 = 64u + v3815;
-        const bool v3818 = v3816 < v1;
-        const bool v3819 = v3817 < v2;
-        const bool v3820 = v3818 && v3819;
-        const unsigned int v3821 = v3816 * v2;
-        const unsigned int v3822 = v3821 + v3817;
-        const unsigned int v3823 = v3820 ? v3822 : v317;
-        const unsigned int v3824 = v3813 << 6u;
-        const unsigned int v3825 = 8192u + v3824;
-        const unsigned int v3826 = v3825 + v3815;
-        iron_copy_async<16>(shm4 + (v3826 ^ (((v3826 >> 6u) & 7u) << 3u)), b + v3823, v3820);
+      const unsigned int v3817 = v1364 + v3769;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3818 = v3817 < v1;
+      const bool v3819 = v3818 && v3775;
+      const unsigned int v3820 = v3817 * v2;
+      const unsigned int v3821 = v3820 + v3771;
+      const unsigned int v3822 = v3819 ? v3821 : v418;
+      iron_copy_async<16>(shm4 + (v3782 ^ (((v3782 >> 6u) & 7u) << 3u)), b + v3822, v3819);
+      const unsigned int v3823 = v1364 + v3785;
+      const bool v3824 = v3823 < v1;
+      const bool v3825 = v3824 && v3791;
+      const unsigned int v3826 = v3823 * v2;
+      const unsigned int v3827 = v3826 + v3787;
+      const unsigned int v3828 = v3825 ? v3827 : v418;
+      iron_copy_async<16>(shm4 + (v3798 ^ (((v3798 >> 6u) & 7u) << 3u)), b + v3828, v3825);
+      if (v3802) {
+        const unsigned int v3829 = v3800 >> 3u;
+        const unsigned int v3830 = v3800 & 7u;
+        const unsigned int v3831 = v3830 << 3u;
+        const unsigned int v3832 = v1364 + v3829;
+        const bool v3834 = v3832 < v1;
+        const bool v3835 = v3831 < v2;
+        const bool v3836 = v3834 && v3835;
+        const unsigned int v3837 = v3832 * v2;
+        const unsigned int v3838 = v3837 + v3831;
+        const unsigned int v3839 = v3836 ? v3838 : v418;
+        const unsigned int v3840 = v3829 << 6u;
+        const unsigned int v3842 = v3840 + v3831;
+        iron_copy_async<16>(shm4 + (v3842 ^ (((v3842 >> 6u) & 7u) << 3u)), b + v3839, v3836);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
+    const bool v3845 = 64u < v2;
+    if (v3845) {
+      const unsigned int v3849 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
+      const unsigned int v3852 = v421 << 5u;
+      const unsigned int v3853 = v3852 + v3849;
+      const unsigned int v3854 = v3853 >> 3u;
+      const unsigned int v3855 = v3853 & 7u;
+      const unsigned int v3856 = v3855 << 3u;
+      const unsigned int v3857 = v22 + v3854;
+      const unsigned int v3858 = 64u + v3856;
+      const bool v3859 = v3857 < v0;
+      const bool v3860 = v3858 < v2;
+      const bool v3861 = v3859 && v3860;
+      const unsigned int v3862 = v3857 * v2;
+      const unsigned int v3863 = v3862 + v3858;
+      const unsigned int v3864 = v3861 ? v3863 : v418;
+      const unsigned int v3865 = v3854 << 6u;
+      const unsigned int v3866 = 8192u + v3865;
+      const unsigned int v3867 = v3866 + v3856;
+      iron_copy_async<16>(shm3 + (v3867 ^ (((v3867 >> 6u) & 7u) << 3u)), a + v3864, v3861);
+      const unsigned int v3869 = v3853 + 384u;
+      const unsigned int v3870 = v3869 >> 3u;
+      const unsigned int v3871 = v3869 & 7u;
+      const unsigned int v3872 = v3871 << 3u;
+      const unsigned int v3873 = v22 + v3870;
+      const unsigned int v3874 = 64u + v3872;
+      const bool v3875 = v3873 < v0;
+      const bool v3876 = v3874 < v2;
+      const bool v3877 = v3875 && v3876;
+      const unsigned int v3878 = v3873 * v2;
+      const unsigned int v3879 = v3878 + v3874;
+      const unsigned int v3880 = v3877 ? v3879 : v418;
+      const unsigned int v3881 = v3870 << 6u;
+      const unsigned int v3882 = 8192u + v3881;
+      const unsigned int v3883 = v3882 + v3872;
+      iron_copy_async<16>(shm3 + (v3883 ^ (((v3883 >> 6u) & 7u) << 3u)), a + v3880, v3877);
+      const unsigned int v3885 = v3853 + 768u;
+      const bool v3887 = v3885 < 1024u;
+      if (v3887) {
+        const unsigned int v3888 = v3885 >> 3u;
+        const unsigned int v3889 = v3885 & 7u;
+        const unsigned int v3890 = v3889 << 3u;
+        const unsigned int v3891 = v22 + v3888;
+        const unsigned int v3892 = 64u + v3890;
+        const bool v3893 = v3891 < v0;
+        const bool v3894 = v3892 < v2;
+        const bool v3895 = v3893 && v3894;
+        const unsigned int v3896 = v3891 * v2;
+        const unsigned int v3897 = v3896 + v3892;
+        const unsigned int v3898 = v3895 ? v3897 : v418;
+        const unsigned int v3899 = v3888 << 6u;
+        const unsigned int v3900 = 8192u + v3899;
+        const unsigned int v3901 = v3900 + v3890;
+        iron_copy_async<16>(shm3 + (v3901 ^ (((v3901 >> 6u) & 7u) << 3u)), a + v3898, v3895);
+      }
+      const unsigned int v3902 = v1364 + v3854;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3903 = v3902 < v1;
+      const bool v3904 = v3903 && v3860;
+      const unsigned int v3905 = v3902 * v2;
+      const unsigned int v3906 = v3905 + v3858;
+      const unsigned int v3907 = v3904 ? v3906 : v418;
+      iron_copy_async<16>(shm4 + (v3867 ^ (((v3867 >> 6u) & 7u) << 3u)), b + v3907, v3904);
+      const unsigned int v3908 = v1364 + v3870;
+      const bool v3909 = v3908 < v1;
+      const bool v3910 = v3909 && v3876;
+      const unsigned int v3911 = v3908 * v2;
+      const unsigned int v3912 = v3911 + v3874;
+      const unsigned int v3913 = v3910 ? v3912 : v418;
+      iron_copy_async<16>(shm4 + (v3883 ^ (((v3883 >> 6u) & 7u) << 3u)), b + v3913, v3910);
+      if (v3887) {
+        const unsigned int v3914 = v3885 >> 3u;
+        const unsigned int v3915 = v3885 & 7u;
+        const unsigned int v3916 = v3915 << 3u;
+        const unsigned int v3917 = v1364 + v3914;
+        const unsigned int v3918 = 64u + v3916;
+        const bool v3919 = v3917 < v1;
+        const bool v3920 = v3918 < v2;
+        const bool v3921 = v3919 && v3920;
+        const unsigned int v3922 = v3917 * v2;
+        const unsigned int v3923 = v3922 + v3918;
+        const unsigned int v3924 = v3921 ? v3923 : v418;
+        const unsigned int v3925 = v3914 << 6u;
+        const unsigned int v3926 = 8192u + v3925;
+        const unsigned int v3927 = v3926 + v3916;
+        iron_copy_async<16>(shm4 + (v3927 ^ (((v3927 >> 6u) & 7u) << 3u)), b + v3924, v3921);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
 
-    for (unsigned int v2965 = v317; v2965 < v2; v2965 += 64u) {
-      const unsigned int v2967 = v2965 >> 6u;
-      const unsigned int v2969 = v2967 % 3u;
+    for (unsigned int v3066 = v418; v3066 < v2; v3066 += 64u) {
+      const unsigned int v3068 = v3066 >> 6u;
+      const unsigned int v3070 = v3068 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v321) {
-        const unsigned int v2971 = v2969 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v2979 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
-        const unsigned int v2980 = v2971 + v2979;
-        const unsigned int v3233 = v425 << 6u;
-        const unsigned int v3235 = v2980 + v3233;
-        iron_frag<iron_bf16, 0, 16, 16> v3242;
-        iron_frag_fill(v3242, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3242, shm3, v3235, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3244;
-        iron_frag_fill(v3244, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3244, shm4, v2971, 64u);
-        iron_frag_mma_sync(v1271, v3242, v3244);
-        const unsigned int v3246 = v3235 + 16u;
-        const unsigned int v3249 = v2971 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3251;
-        iron_frag_fill(v3251, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3251, shm3, v3246, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3253;
-        iron_frag_fill(v3253, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3253, shm4, v3249, 64u);
-        iron_frag_mma_sync(v1271, v3251, v3253);
-        const unsigned int v3255 = v3235 + 32u;
-        const unsigned int v3258 = v2971 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3260;
-        iron_frag_fill(v3260, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3260, shm3, v3255, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3262;
-        iron_frag_fill(v3262, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3262, shm4, v3258, 64u);
-        iron_frag_mma_sync(v1271, v3260, v3262);
-        const unsigned int v3264 = v3235 + 48u;
-        const unsigned int v3267 = v2971 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3269;
-        iron_frag_fill(v3269, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3269, shm3, v3264, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3271;
-        iron_frag_fill(v3271, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3271, shm4, v3267, 64u);
-        iron_frag_mma_sync(v1271, v3269, v3271);
+      if (v422) {
+        const unsigned int v3072 = v3070 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:537
+        const unsigned int v3080 = v528 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
+        const unsigned int v3081 = v3072 + v3080;
+        const unsigned int v3334 = v526 << 6u;
+        const unsigned int v3336 = v3081 + v3334;
+        iron_frag<iron_bf16, 0, 16, 16> v3343;
+        iron_frag_fill(v3343, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3343, shm3, v3336, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3345;
+        iron_frag_fill(v3345, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3345, shm4, v3072, 64u);
+        iron_frag_mma_sync(v1372, v3343, v3345);
+        const unsigned int v3347 = v3336 + 16u;
+        const unsigned int v3350 = v3072 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3352;
+        iron_frag_fill(v3352, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3352, shm3, v3347, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3354;
+        iron_frag_fill(v3354, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3354, shm4, v3350, 64u);
+        iron_frag_mma_sync(v1372, v3352, v3354);
+        const unsigned int v3356 = v3336 + 32u;
+        const unsigned int v3359 = v3072 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3361;
+        iron_frag_fill(v3361, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3361, shm3, v3356, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3363;
+        iron_frag_fill(v3363, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3363, shm4, v3359, 64u);
+        iron_frag_mma_sync(v1372, v3361, v3363);
+        const unsigned int v3365 = v3336 + 48u;
+        const unsigned int v3368 = v3072 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3370;
+        iron_frag_fill(v3370, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3370, shm3, v3365, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3372;
+        iron_frag_fill(v3372, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3372, shm4, v3368, 64u);
+        iron_frag_mma_sync(v1372, v3370, v3372);
       }
-      const unsigned int v2986 = v2965 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:529
-      const unsigned int v2988 = v2967 + 2u;
-      const unsigned int v2989 = v2988 % 3u;
-      const bool v2990 = v2986 < v2;
-      if (v2990) {
-        const unsigned int v2992 = v2989 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
-        const unsigned int v2995 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
-        const unsigned int v2997 = v320 << 5u;
-        const unsigned int v2998 = v2997 + v2995;
-        const unsigned int v3002 = v2998 >> 3u;
-        const unsigned int v3004 = v2998 & 7u;
-        const unsigned int v3006 = v3004 << 3u;
-        const unsigned int v3007 = v22 + v3002;
-        const unsigned int v3008 = v2986 + v3006;
-        const bool v3009 = v3007 < v0;
-        const bool v3010 = v3008 < v2;
-        const bool v3011 = v3009 && v3010;
-        const unsigned int v3012 = v3007 * v2;
-        const unsigned int v3014 = v3012 + v3008;
-        const unsigned int v3015 = v3011 ? v3014 : v317;
-        const unsigned int v3017 = v3002 << 6u;
-        const unsigned int v3018 = v2992 + v3017;
-        const unsigned int v3019 = v3018 + v3006;
-        iron_copy_async<16>(shm3 + (v3019 ^ (((v3019 >> 6u) & 7u) << 3u)), a + v3015, v3011);
-        const unsigned int v3021 = v2998 + 384u;
-        const unsigned int v3023 = v3021 >> 3u;
-        const unsigned int v3025 = v3021 & 7u;
-        const unsigned int v3027 = v3025 << 3u;
-        const unsigned int v3028 = v22 + v3023;
-        const unsigned int v3029 = v2986 + v3027;
-        const bool v3030 = v3028 < v0;
-        const bool v3031 = v3029 < v2;
-        const bool v3032 = v3030 && v3031;
-        const unsigned int v3033 = v3028 * v2;
-        const unsigned int v3035 = v3033 + v3029;
-        const unsigned int v3036 = v3032 ? v3035 : v317;
-        const unsigned int v3038 = v3023 << 6u;
-        const unsigned int v3039 = v2992 + v3038;
-        const unsigned int v3040 = v3039 + v3027;
-        iron_copy_async<16>(shm3 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), a + v3036, v3032);
-        const unsigned int v3042 = v2998 + 768u;
-        const bool v3044 = v3042 < 1024u;
-        if (v3044) {
-          const unsigned int v3046 = v3042 >> 3u;
-          const unsigned int v3048 = v3042 & 7u;
-          const unsigned int v3050 = v3048 << 3u;
-          const unsigned int v3051 = v22 + v3046;
-          const unsigned int v3052 = v2986 + v3050;
-          const bool v3053 = v3051 < v0;
-          const bool v3054 = v3052 < v2;
-          const bool v3055 = v3053 && v3054;
-          const unsigned int v3056 = v3051 * v2;
-          const unsigned int v3058 = v3056 + v3052;
-          const unsigned int v3059 = v3055 ? v3058 : v317;
-          const unsigned int v3061 = v3046 << 6u;
-          const unsigned int v3062 = v2992 + v3061;
-          const unsigned int v3063 = v3062 + v3050;
-          iron_copy_async<16>(shm3 + (v3063 ^ (((v3063 >> 6u) & 7u) << 3u)), a + v3059, v3055);
+      const unsigned int v3087 = v3066 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:530
+      const unsigned int v3089 = v3068 + 2u;
+      const unsigned int v3090 = v3089 % 3u;
+      const bool v3091 = v3087 < v2;
+      if (v3091) {
+        const unsigned int v3093 = v3090 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:533
+        const unsigned int v3096 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
+        const unsigned int v3098 = v421 << 5u;
+        const unsigned int v3099 = v3098 + v3096;
+        const unsigned int v3103 = v3099 >> 3u;
+        const unsigned int v3105 = v3099 & 7u;
+        const unsigned int v3107 = v3105 << 3u;
+        const unsigned int v3108 = v22 + v3103;
+        const unsigned int v3109 = v3087 + v3107;
+        const bool v3110 = v3108 < v0;
+        const bool v3111 = v3109 < v2;
+        const bool v3112 = v3110 && v3111;
+        const unsigned int v3113 = v3108 * v2;
+        const unsigned int v3115 = v3113 + v3109;
+        const unsigned int v3116 = v3112 ? v3115 : v418;
+        const unsigned int v3118 = v3103 << 6u;
+        const unsigned int v3119 = v3093 + v3118;
+        const unsigned int v3120 = v3119 + v3107;
+        iron_copy_async<16>(shm3 + (v3120 ^ (((v3120 >> 6u) & 7u) << 3u)), a + v3116, v3112);
+        const unsigned int v3122 = v3099 + 384u;
+        const unsigned int v3124 = v3122 >> 3u;
+        const unsigned int v3126 = v3122 & 7u;
+        const unsigned int v3128 = v3126 << 3u;
+        const unsigned int v3129 = v22 + v3124;
+        const unsigned int v3130 = v3087 + v3128;
+        const bool v3131 = v3129 < v0;
+        const bool v3132 = v3130 < v2;
+        const bool v3133 = v3131 && v3132;
+        const unsigned int v3134 = v3129 * v2;
+        const unsigned int v3136 = v3134 + v3130;
+        const unsigned int v3137 = v3133 ? v3136 : v418;
+        const unsigned int v3139 = v3124 << 6u;
+        const unsigned int v3140 = v3093 + v3139;
+        const unsigned int v3141 = v3140 + v3128;
+        iron_copy_async<16>(shm3 + (v3141 ^ (((v3141 >> 6u) & 7u) << 3u)), a + v3137, v3133);
+        const unsigned int v3143 = v3099 + 768u;
+        const bool v3145 = v3143 < 1024u;
+        if (v3145) {
+          const unsigned int v3147 = v3143 >> 3u;
+          const unsigned int v3149 = v3143 & 7u;
+          const unsigned int v3151 = v3149 << 3u;
+          const unsigned int v3152 = v22 + v3147;
+          const unsigned int v3153 = v3087 + v3151;
+          const bool v3154 = v3152 < v0;
+          const bool v3155 = v3153 < v2;
+          const bool v3156 = v3154 && v3155;
+          const unsigned int v3157 = v3152 * v2;
+          const unsigned int v3159 = v3157 + v3153;
+          const unsigned int v3160 = v3156 ? v3159 : v418;
+          const unsigned int v3162 = v3147 << 6u;
+          const unsigned int v3163 = v3093 + v3162;
+          const unsigned int v3164 = v3163 + v3151;
+          iron_copy_async<16>(shm3 + (v3164 ^ (((v3164 >> 6u) & 7u) << 3u)), a + v3160, v3156);
         }
-        const unsigned int v3080 = v1263 + v3002;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const bool v3082 = v3080 < v1;
-        const bool v3084 = v3082 && v3010;
-        const unsigned int v3085 = v3080 * v2;
-        const unsigned int v3087 = v3085 + v3008;
-        const unsigned int v3088 = v3084 ? v3087 : v317;
-        iron_copy_async<16>(shm4 + (v3019 ^ (((v3019 >> 6u) & 7u) << 3u)), b + v3088, v3084);
-        const unsigned int v3101 = v1263 + v3023;
-        const bool v3103 = v3101 < v1;
-        const bool v3105 = v3103 && v3031;
-        const unsigned int v3106 = v3101 * v2;
-        const unsigned int v3108 = v3106 + v3029;
-        const unsigned int v3109 = v3105 ? v3108 : v317;
-        iron_copy_async<16>(shm4 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), b + v3109, v3105);
-        if (v3044) {
-          const unsigned int v3119 = v3042 >> 3u;
-          const unsigned int v3121 = v3042 & 7u;
-          const unsigned int v3123 = v3121 << 3u;
-          const unsigned int v3124 = v1263 + v3119;
-          const unsigned int v3125 = v2986 + v3123;
-          const bool v3126 = v3124 < v1;
-          const bool v3127 = v3125 < v2;
-          const bool v3128 = v3126 && v3127;
-          const unsigned int v3129 = v3124 * v2;
-          const unsigned int v3131 = v3129 + v3125;
-          const unsigned int v3132 = v3128 ? v3131 : v317;
-          const unsigned int v3134 = v3119 << 6u;
-          const unsigned int v3135 = v2992 + v3134;
-          const unsigned int v3136 = v3135 + v3123;
-          iron_copy_async<16>(shm4 + (v3136 ^ (((v3136 >> 6u) & 7u) << 3u)), b + v3132, v3128);
+        const unsigned int v3181 = v1364 + v3103;  // kernels/gemm/gemm_warpgroup.hpp:239
+        const bool v3183 = v3181 < v1;
+        const bool v3185 = v3183 && v3111;
+        const unsigned int v3186 = v3181 * v2;
+        const unsigned int v3188 = v3186 + v3109;
+        const unsigned int v3189 = v3185 ? v3188 : v418;
+        iron_copy_async<16>(shm4 + (v3120 ^ (((v3120 >> 6u) & 7u) << 3u)), b + v3189, v3185);
+        const unsigned int v3202 = v1364 + v3124;
+        const bool v3204 = v3202 < v1;
+        const bool v3206 = v3204 && v3132;
+        const unsigned int v3207 = v3202 * v2;
+        const unsigned int v3209 = v3207 + v3130;
+        const unsigned int v3210 = v3206 ? v3209 : v418;
+        iron_copy_async<16>(shm4 + (v3141 ^ (((v3141 >> 6u) & 7u) << 3u)), b + v3210, v3206);
+        if (v3145) {
+          const unsigned int v3220 = v3143 >> 3u;
+          const unsigned int v3222 = v3143 & 7u;
+          const unsigned int v3224 = v3222 << 3u;
+          const unsigned int v3225 = v1364 + v3220;
+          const unsigned int v3226 = v3087 + v3224;
+          const bool v3227 = v3225 < v1;
+          const bool v3228 = v3226 < v2;
+          const bool v3229 = v3227 && v3228;
+          const unsigned int v3230 = v3225 * v2;
+          const unsigned int v3232 = v3230 + v3226;
+          const unsigned int v3233 = v3229 ? v3232 : v418;
+          const unsigned int v3235 = v3220 << 6u;
+          const unsigned int v3236 = v3093 + v3235;
+          const unsigned int v3237 = v3236 + v3224;
+          iron_copy_async<16>(shm4 + (v3237 ^ (((v3237 >> 6u) & 7u) << 3u)), b + v3233, v3229);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
     }
     __syncthreads();
   } else {
-    const unsigned int v1304 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const unsigned int v1305 = threadIdx.x;
+    const unsigned int v1405 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v1406 = threadIdx.x;
 
-    for (unsigned int v1302 = v317; v1302 < v2; v1302 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
-      for (unsigned int v1307 = v1305; v1307 < 8192u; v1307 += v1304) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1309 = v1307 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1311 = v1307 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1312 = v22 + v1309;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1313 = v1312 < v0;
-        const unsigned int v1314 = v1302 + v1311;
-        const bool v1315 = v1314 < v2;
-        const bool v1316 = v1313 && v1315;
-        if (v1316) {
-          const unsigned int v1318 = v1312 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v1320 = v1318 + v1302;
-          const unsigned int v1321 = v1320 + v1311;
-          const iron_bf16 v1322 = a[v1321];
-          const unsigned int v1324 = v1309 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v1325 = v1324 + v1311;
-          shm3[(v1325 ^ (((v1325 >> 6u) & 7u) << 3u))] = v1322;
+    for (unsigned int v1403 = v418; v1403 < v2; v1403 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
+      for (unsigned int v1408 = v1406; v1408 < 8192u; v1408 += v1405) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1410 = v1408 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1412 = v1408 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1413 = v22 + v1410;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1414 = v1413 < v0;
+        const unsigned int v1415 = v1403 + v1412;
+        const bool v1416 = v1415 < v2;
+        const bool v1417 = v1414 && v1416;
+        if (v1417) {
+          const unsigned int v1419 = v1413 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v1421 = v1419 + v1403;
+          const unsigned int v1422 = v1421 + v1412;
+          const iron_bf16 v1423 = a[v1422];
+          const unsigned int v1425 = v1410 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v1426 = v1425 + v1412;
+          shm3[(v1426 ^ (((v1426 >> 6u) & 7u) << 3u))] = v1423;
         } else {
-          const unsigned int v1327 = v1309 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v1328 = v1327 + v1311;
-          shm3[(v1328 ^ (((v1328 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1428 = v1410 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v1429 = v1428 + v1412;
+          shm3[(v1429 ^ (((v1429 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1334 = v1305; v1334 < 8192u; v1334 += v1304) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1336 = v1334 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1338 = v1334 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1339 = v1263 + v1336;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1340 = v1339 < v1;
-        const unsigned int v1341 = v1302 + v1338;
-        const bool v1342 = v1341 < v2;
-        const bool v1343 = v1340 && v1342;
-        if (v1343) {
-          const unsigned int v1345 = v1339 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v1347 = v1345 + v1302;
-          const unsigned int v1348 = v1347 + v1338;
-          const iron_bf16 v1349 = b[v1348];
-          const unsigned int v1351 = v1336 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v1352 = v1351 + v1338;
-          shm4[(v1352 ^ (((v1352 >> 6u) & 7u) << 3u))] = v1349;
+      for (unsigned int v1435 = v1406; v1435 < 8192u; v1435 += v1405) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1437 = v1435 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1439 = v1435 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1440 = v1364 + v1437;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1441 = v1440 < v1;
+        const unsigned int v1442 = v1403 + v1439;
+        const bool v1443 = v1442 < v2;
+        const bool v1444 = v1441 && v1443;
+        if (v1444) {
+          const unsigned int v1446 = v1440 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v1448 = v1446 + v1403;
+          const unsigned int v1449 = v1448 + v1439;
+          const iron_bf16 v1450 = b[v1449];
+          const unsigned int v1452 = v1437 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v1453 = v1452 + v1439;
+          shm4[(v1453 ^ (((v1453 >> 6u) & 7u) << 3u))] = v1450;
         } else {
-          const unsigned int v1354 = v1336 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v1355 = v1354 + v1338;
-          shm4[(v1355 ^ (((v1355 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1455 = v1437 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v1456 = v1455 + v1439;
+          shm4[(v1456 ^ (((v1456 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
-      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:520
-        const unsigned int v1364 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
-        const unsigned int v3278 = v425 << 6u;
-        const unsigned int v3280 = v1364 + v3278;
-        iron_frag<iron_bf16, 0, 16, 16> v3287;
-        iron_frag_fill(v3287, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3287, shm3, v3280, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3289;
-        iron_frag_fill(v3289, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3289, shm4, v317, 64u);
-        iron_frag_mma_sync(v1271, v3287, v3289);
-        const unsigned int v3291 = v3280 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3296;
-        iron_frag_fill(v3296, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3296, shm3, v3291, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3298;
-        iron_frag_fill(v3298, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3298, shm4, 16u, 64u);
-        iron_frag_mma_sync(v1271, v3296, v3298);
-        const unsigned int v3300 = v3280 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3305;
-        iron_frag_fill(v3305, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3305, shm3, v3300, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3307;
-        iron_frag_fill(v3307, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3307, shm4, 32u, 64u);
-        iron_frag_mma_sync(v1271, v3305, v3307);
-        const unsigned int v3309 = v3280 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3314;
-        iron_frag_fill(v3314, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3314, shm3, v3309, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3316;
-        iron_frag_fill(v3316, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3316, shm4, 48u, 64u);
-        iron_frag_mma_sync(v1271, v3314, v3316);
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
+      if (v422) {  // kernels/gemm/gemm_warpgroup.hpp:521
+        const unsigned int v1465 = v528 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
+        const unsigned int v3379 = v526 << 6u;
+        const unsigned int v3381 = v1465 + v3379;
+        iron_frag<iron_bf16, 0, 16, 16> v3388;
+        iron_frag_fill(v3388, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3388, shm3, v3381, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3390;
+        iron_frag_fill(v3390, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3390, shm4, v418, 64u);
+        iron_frag_mma_sync(v1372, v3388, v3390);
+        const unsigned int v3392 = v3381 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3397;
+        iron_frag_fill(v3397, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3397, shm3, v3392, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3399;
+        iron_frag_fill(v3399, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3399, shm4, 16u, 64u);
+        iron_frag_mma_sync(v1372, v3397, v3399);
+        const unsigned int v3401 = v3381 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3406;
+        iron_frag_fill(v3406, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3406, shm3, v3401, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3408;
+        iron_frag_fill(v3408, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3408, shm4, 32u, 64u);
+        iron_frag_mma_sync(v1372, v3406, v3408);
+        const unsigned int v3410 = v3381 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3415;
+        iron_frag_fill(v3415, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3415, shm3, v3410, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3417;
+        iron_frag_fill(v3417, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3417, shm4, 48u, 64u);
+        iron_frag_mma_sync(v1372, v3415, v3417);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
     }
   }
-  const unsigned int v1375 = static_cast<unsigned int>(v1271.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1376 = v429 + v1375;
-  const unsigned int v1377 = static_cast<unsigned int>(v1271.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1378 = v1263 + v1377;
-  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1380 = v321 && v1379;
-  const bool v1381 = v1378 < v1;
-  const bool v1382 = v1380 && v1381;
-  if (v1382) {
-    const float v1383 = v1271.x[0];
-    const float v1384 = v1383 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1385 = iron_f32_to_bf16(v1384);
-    const unsigned int v1386 = v1376 * v1;
-    const unsigned int v1387 = v1386 + v1378;
-    out[v1387] = v1385;
+  const unsigned int v1476 = static_cast<unsigned int>(v1372.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1477 = v530 + v1476;
+  const unsigned int v1478 = static_cast<unsigned int>(v1372.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1479 = v1364 + v1478;
+  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1481 = v422 && v1480;
+  const bool v1482 = v1479 < v1;
+  const bool v1483 = v1481 && v1482;
+  if (v1483) {
+    const float v1484 = v1372.x[0];
+    const float v1485 = v1484 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1486 = iron_f32_to_bf16(v1485);
+    const unsigned int v1487 = v1477 * v1;
+    const unsigned int v1488 = v1487 + v1479;
+    out[v1488] = v1486;
   }
-  const unsigned int v1388 = static_cast<unsigned int>(v1271.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1389 = v429 + v1388;
-  const unsigned int v1390 = static_cast<unsigned int>(v1271.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1391 = v1263 + v1390;
-  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1393 = v321 && v1392;
-  const bool v1394 = v1391 < v1;
-  const bool v1395 = v1393 && v1394;
-  if (v1395) {
-    const float v1396 = v1271.x[1];
-    const float v1397 = v1396 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1398 = iron_f32_to_bf16(v1397);
-    const unsigned int v1399 = v1389 * v1;
-    const unsigned int v1400 = v1399 + v1391;
-    out[v1400] = v1398;
+  const unsigned int v1489 = static_cast<unsigned int>(v1372.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1490 = v530 + v1489;
+  const unsigned int v1491 = static_cast<unsigned int>(v1372.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1492 = v1364 + v1491;
+  const bool v1493 = v1490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1494 = v422 && v1493;
+  const bool v1495 = v1492 < v1;
+  const bool v1496 = v1494 && v1495;
+  if (v1496) {
+    const float v1497 = v1372.x[1];
+    const float v1498 = v1497 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1499 = iron_f32_to_bf16(v1498);
+    const unsigned int v1500 = v1490 * v1;
+    const unsigned int v1501 = v1500 + v1492;
+    out[v1501] = v1499;
   }
-  const unsigned int v1401 = static_cast<unsigned int>(v1271.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1402 = v429 + v1401;
-  const unsigned int v1403 = static_cast<unsigned int>(v1271.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1404 = v1263 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1406 = v321 && v1405;
-  const bool v1407 = v1404 < v1;
-  const bool v1408 = v1406 && v1407;
-  if (v1408) {
-    const float v1409 = v1271.x[2];
-    const float v1410 = v1409 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1411 = iron_f32_to_bf16(v1410);
-    const unsigned int v1412 = v1402 * v1;
-    const unsigned int v1413 = v1412 + v1404;
-    out[v1413] = v1411;
+  const unsigned int v1502 = static_cast<unsigned int>(v1372.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1503 = v530 + v1502;
+  const unsigned int v1504 = static_cast<unsigned int>(v1372.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1505 = v1364 + v1504;
+  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1507 = v422 && v1506;
+  const bool v1508 = v1505 < v1;
+  const bool v1509 = v1507 && v1508;
+  if (v1509) {
+    const float v1510 = v1372.x[2];
+    const float v1511 = v1510 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1512 = iron_f32_to_bf16(v1511);
+    const unsigned int v1513 = v1503 * v1;
+    const unsigned int v1514 = v1513 + v1505;
+    out[v1514] = v1512;
   }
-  const unsigned int v1414 = static_cast<unsigned int>(v1271.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1415 = v429 + v1414;
-  const unsigned int v1416 = static_cast<unsigned int>(v1271.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1417 = v1263 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1419 = v321 && v1418;
-  const bool v1420 = v1417 < v1;
-  const bool v1421 = v1419 && v1420;
-  if (v1421) {
-    const float v1422 = v1271.x[3];
-    const float v1423 = v1422 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1424 = iron_f32_to_bf16(v1423);
-    const unsigned int v1425 = v1415 * v1;
-    const unsigned int v1426 = v1425 + v1417;
-    out[v1426] = v1424;
+  const unsigned int v1515 = static_cast<unsigned int>(v1372.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1516 = v530 + v1515;
+  const unsigned int v1517 = static_cast<unsigned int>(v1372.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1518 = v1364 + v1517;
+  const bool v1519 = v1516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1520 = v422 && v1519;
+  const bool v1521 = v1518 < v1;
+  const bool v1522 = v1520 && v1521;
+  if (v1522) {
+    const float v1523 = v1372.x[3];
+    const float v1524 = v1523 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1525 = iron_f32_to_bf16(v1524);
+    const unsigned int v1526 = v1516 * v1;
+    const unsigned int v1527 = v1526 + v1518;
+    out[v1527] = v1525;
   }
-  const unsigned int v1427 = static_cast<unsigned int>(v1271.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1428 = v429 + v1427;
-  const unsigned int v1429 = static_cast<unsigned int>(v1271.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1430 = v1263 + v1429;
-  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1432 = v321 && v1431;
-  const bool v1433 = v1430 < v1;
-  const bool v1434 = v1432 && v1433;
-  if (v1434) {
-    const float v1435 = v1271.x[4];
-    const float v1436 = v1435 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1437 = iron_f32_to_bf16(v1436);
-    const unsigned int v1438 = v1428 * v1;
-    const unsigned int v1439 = v1438 + v1430;
-    out[v1439] = v1437;
+  const unsigned int v1528 = static_cast<unsigned int>(v1372.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1529 = v530 + v1528;
+  const unsigned int v1530 = static_cast<unsigned int>(v1372.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1531 = v1364 + v1530;
+  const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1533 = v422 && v1532;
+  const bool v1534 = v1531 < v1;
+  const bool v1535 = v1533 && v1534;
+  if (v1535) {
+    const float v1536 = v1372.x[4];
+    const float v1537 = v1536 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1538 = iron_f32_to_bf16(v1537);
+    const unsigned int v1539 = v1529 * v1;
+    const unsigned int v1540 = v1539 + v1531;
+    out[v1540] = v1538;
   }
-  const unsigned int v1440 = static_cast<unsigned int>(v1271.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1441 = v429 + v1440;
-  const unsigned int v1442 = static_cast<unsigned int>(v1271.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1443 = v1263 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1445 = v321 && v1444;
-  const bool v1446 = v1443 < v1;
-  const bool v1447 = v1445 && v1446;
-  if (v1447) {
-    const float v1448 = v1271.x[5];
-    const float v1449 = v1448 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1450 = iron_f32_to_bf16(v1449);
-    const unsigned int v1451 = v1441 * v1;
-    const unsigned int v1452 = v1451 + v1443;
-    out[v1452] = v1450;
+  const unsigned int v1541 = static_cast<unsigned int>(v1372.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1542 = v530 + v1541;
+  const unsigned int v1543 = static_cast<unsigned int>(v1372.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1544 = v1364 + v1543;
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1546 = v422 && v1545;
+  const bool v1547 = v1544 < v1;
+  const bool v1548 = v1546 && v1547;
+  if (v1548) {
+    const float v1549 = v1372.x[5];
+    const float v1550 = v1549 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1551 = iron_f32_to_bf16(v1550);
+    const unsigned int v1552 = v1542 * v1;
+    const unsigned int v1553 = v1552 + v1544;
+    out[v1553] = v1551;
   }
-  const unsigned int v1453 = static_cast<unsigned int>(v1271.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1454 = v429 + v1453;
-  const unsigned int v1455 = static_cast<unsigned int>(v1271.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1456 = v1263 + v1455;
-  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1458 = v321 && v1457;
-  const bool v1459 = v1456 < v1;
-  const bool v1460 = v1458 && v1459;
-  if (v1460) {
-    const float v1461 = v1271.x[6];
-    const float v1462 = v1461 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1463 = iron_f32_to_bf16(v1462);
-    const unsigned int v1464 = v1454 * v1;
-    const unsigned int v1465 = v1464 + v1456;
-    out[v1465] = v1463;
+  const unsigned int v1554 = static_cast<unsigned int>(v1372.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1555 = v530 + v1554;
+  const unsigned int v1556 = static_cast<unsigned int>(v1372.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1557 = v1364 + v1556;
+  const bool v1558 = v1555 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1559 = v422 && v1558;
+  const bool v1560 = v1557 < v1;
+  const bool v1561 = v1559 && v1560;
+  if (v1561) {
+    const float v1562 = v1372.x[6];
+    const float v1563 = v1562 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1564 = iron_f32_to_bf16(v1563);
+    const unsigned int v1565 = v1555 * v1;
+    const unsigned int v1566 = v1565 + v1557;
+    out[v1566] = v1564;
   }
-  const unsigned int v1466 = static_cast<unsigned int>(v1271.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1467 = v429 + v1466;
-  const unsigned int v1468 = static_cast<unsigned int>(v1271.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1469 = v1263 + v1468;
-  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1471 = v321 && v1470;
-  const bool v1472 = v1469 < v1;
-  const bool v1473 = v1471 && v1472;
-  if (v1473) {
-    const float v1474 = v1271.x[7];
-    const float v1475 = v1474 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1476 = iron_f32_to_bf16(v1475);
-    const unsigned int v1477 = v1467 * v1;
-    const unsigned int v1478 = v1477 + v1469;
-    out[v1478] = v1476;
+  const unsigned int v1567 = static_cast<unsigned int>(v1372.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1568 = v530 + v1567;
+  const unsigned int v1569 = static_cast<unsigned int>(v1372.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1570 = v1364 + v1569;
+  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1572 = v422 && v1571;
+  const bool v1573 = v1570 < v1;
+  const bool v1574 = v1572 && v1573;
+  if (v1574) {
+    const float v1575 = v1372.x[7];
+    const float v1576 = v1575 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1577 = iron_f32_to_bf16(v1576);
+    const unsigned int v1578 = v1568 * v1;
+    const unsigned int v1579 = v1578 + v1570;
+    out[v1579] = v1577;
   }
-  const unsigned int v1479 = static_cast<unsigned int>(v1271.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1480 = v429 + v1479;
-  const unsigned int v1481 = static_cast<unsigned int>(v1271.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1482 = v1263 + v1481;
-  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1484 = v321 && v1483;
-  const bool v1485 = v1482 < v1;
-  const bool v1486 = v1484 && v1485;
-  if (v1486) {
-    const float v1487 = v1271.x[8];
-    const float v1488 = v1487 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1489 = iron_f32_to_bf16(v1488);
-    const unsigned int v1490 = v1480 * v1;
-    const unsigned int v1491 = v1490 + v1482;
-    out[v1491] = v1489;
+  const unsigned int v1580 = static_cast<unsigned int>(v1372.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1581 = v530 + v1580;
+  const unsigned int v1582 = static_cast<unsigned int>(v1372.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1583 = v1364 + v1582;
+  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1585 = v422 && v1584;
+  const bool v1586 = v1583 < v1;
+  const bool v1587 = v1585 && v1586;
+  if (v1587) {
+    const float v1588 = v1372.x[8];
+    const float v1589 = v1588 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1590 = iron_f32_to_bf16(v1589);
+    const unsigned int v1591 = v1581 * v1;
+    const unsigned int v1592 = v1591 + v1583;
+    out[v1592] = v1590;
   }
-  const unsigned int v1492 = static_cast<unsigned int>(v1271.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1493 = v429 + v1492;
-  const unsigned int v1494 = static_cast<unsigned int>(v1271.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1495 = v1263 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1497 = v321 && v1496;
-  const bool v1498 = v1495 < v1;
-  const bool v1499 = v1497 && v1498;
-  if (v1499) {
-    const float v1500 = v1271.x[9];
-    const float v1501 = v1500 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1502 = iron_f32_to_bf16(v1501);
-    const unsigned int v1503 = v1493 * v1;
-    const unsigned int v1504 = v1503 + v1495;
-    out[v1504] = v1502;
+  const unsigned int v1593 = static_cast<unsigned int>(v1372.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1594 = v530 + v1593;
+  const unsigned int v1595 = static_cast<unsigned int>(v1372.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1596 = v1364 + v1595;
+  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1598 = v422 && v1597;
+  const bool v1599 = v1596 < v1;
+  const bool v1600 = v1598 && v1599;
+  if (v1600) {
+    const float v1601 = v1372.x[9];
+    const float v1602 = v1601 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1603 = iron_f32_to_bf16(v1602);
+    const unsigned int v1604 = v1594 * v1;
+    const unsigned int v1605 = v1604 + v1596;
+    out[v1605] = v1603;
   }
-  const unsigned int v1505 = static_cast<unsigned int>(v1271.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1506 = v429 + v1505;
-  const unsigned int v1507 = static_cast<unsigned int>(v1271.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1508 = v1263 + v1507;
-  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1510 = v321 && v1509;
-  const bool v1511 = v1508 < v1;
-  const bool v1512 = v1510 && v1511;
-  if (v1512) {
-    const float v1513 = v1271.x[10];
-    const float v1514 = v1513 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1515 = iron_f32_to_bf16(v1514);
-    const unsigned int v1516 = v1506 * v1;
-    const unsigned int v1517 = v1516 + v1508;
-    out[v1517] = v1515;
+  const unsigned int v1606 = static_cast<unsigned int>(v1372.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1607 = v530 + v1606;
+  const unsigned int v1608 = static_cast<unsigned int>(v1372.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1609 = v1364 + v1608;
+  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1611 = v422 && v1610;
+  const bool v1612 = v1609 < v1;
+  const bool v1613 = v1611 && v1612;
+  if (v1613) {
+    const float v1614 = v1372.x[10];
+    const float v1615 = v1614 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1616 = iron_f32_to_bf16(v1615);
+    const unsigned int v1617 = v1607 * v1;
+    const unsigned int v1618 = v1617 + v1609;
+    out[v1618] = v1616;
   }
-  const unsigned int v1518 = static_cast<unsigned int>(v1271.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1519 = v429 + v1518;
-  const unsigned int v1520 = static_cast<unsigned int>(v1271.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1521 = v1263 + v1520;
-  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1523 = v321 && v1522;
-  const bool v1524 = v1521 < v1;
-  const bool v1525 = v1523 && v1524;
-  if (v1525) {
-    const float v1526 = v1271.x[11];
-    const float v1527 = v1526 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1528 = iron_f32_to_bf16(v1527);
-    const unsigned int v1529 = v1519 * v1;
-    const unsigned int v1530 = v1529 + v1521;
-    out[v1530] = v1528;
+  const unsigned int v1619 = static_cast<unsigned int>(v1372.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1620 = v530 + v1619;
+  const unsigned int v1621 = static_cast<unsigned int>(v1372.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1622 = v1364 + v1621;
+  const bool v1623 = v1620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1624 = v422 && v1623;
+  const bool v1625 = v1622 < v1;
+  const bool v1626 = v1624 && v1625;
+  if (v1626) {
+    const float v1627 = v1372.x[11];
+    const float v1628 = v1627 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1629 = iron_f32_to_bf16(v1628);
+    const unsigned int v1630 = v1620 * v1;
+    const unsigned int v1631 = v1630 + v1622;
+    out[v1631] = v1629;
   }
-  const unsigned int v1531 = static_cast<unsigned int>(v1271.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1532 = v429 + v1531;
-  const unsigned int v1533 = static_cast<unsigned int>(v1271.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1534 = v1263 + v1533;
-  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1536 = v321 && v1535;
-  const bool v1537 = v1534 < v1;
-  const bool v1538 = v1536 && v1537;
-  if (v1538) {
-    const float v1539 = v1271.x[12];
-    const float v1540 = v1539 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1541 = iron_f32_to_bf16(v1540);
-    const unsigned int v1542 = v1532 * v1;
-    const unsigned int v1543 = v1542 + v1534;
-    out[v1543] = v1541;
+  const unsigned int v1632 = static_cast<unsigned int>(v1372.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1633 = v530 + v1632;
+  const unsigned int v1634 = static_cast<unsigned int>(v1372.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1635 = v1364 + v1634;
+  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1637 = v422 && v1636;
+  const bool v1638 = v1635 < v1;
+  const bool v1639 = v1637 && v1638;
+  if (v1639) {
+    const float v1640 = v1372.x[12];
+    const float v1641 = v1640 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1642 = iron_f32_to_bf16(v1641);
+    const unsigned int v1643 = v1633 * v1;
+    const unsigned int v1644 = v1643 + v1635;
+    out[v1644] = v1642;
   }
-  const unsigned int v1544 = static_cast<unsigned int>(v1271.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1545 = v429 + v1544;
-  const unsigned int v1546 = static_cast<unsigned int>(v1271.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1547 = v1263 + v1546;
-  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1549 = v321 && v1548;
-  const bool v1550 = v1547 < v1;
-  const bool v1551 = v1549 && v1550;
-  if (v1551) {
-    const float v1552 = v1271.x[13];
-    const float v1553 = v1552 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1554 = iron_f32_to_bf16(v1553);
-    const unsigned int v1555 = v1545 * v1;
-    const unsigned int v1556 = v1555 + v1547;
-    out[v1556] = v1554;
+  const unsigned int v1645 = static_cast<unsigned int>(v1372.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1646 = v530 + v1645;
+  const unsigned int v1647 = static_cast<unsigned int>(v1372.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1648 = v1364 + v1647;
+  const bool v1649 = v1646 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1650 = v422 && v1649;
+  const bool v1651 = v1648 < v1;
+  const bool v1652 = v1650 && v1651;
+  if (v1652) {
+    const float v1653 = v1372.x[13];
+    const float v1654 = v1653 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1655 = iron_f32_to_bf16(v1654);
+    const unsigned int v1656 = v1646 * v1;
+    const unsigned int v1657 = v1656 + v1648;
+    out[v1657] = v1655;
   }
-  const unsigned int v1557 = static_cast<unsigned int>(v1271.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1558 = v429 + v1557;
-  const unsigned int v1559 = static_cast<unsigned int>(v1271.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1560 = v1263 + v1559;
-  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1562 = v321 && v1561;
-  const bool v1563 = v1560 < v1;
-  const bool v1564 = v1562 && v1563;
-  if (v1564) {
-    const float v1565 = v1271.x[14];
-    const float v1566 = v1565 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1567 = iron_f32_to_bf16(v1566);
-    const unsigned int v1568 = v1558 * v1;
-    const unsigned int v1569 = v1568 + v1560;
-    out[v1569] = v1567;
+  const unsigned int v1658 = static_cast<unsigned int>(v1372.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1659 = v530 + v1658;
+  const unsigned int v1660 = static_cast<unsigned int>(v1372.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1661 = v1364 + v1660;
+  const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1663 = v422 && v1662;
+  const bool v1664 = v1661 < v1;
+  const bool v1665 = v1663 && v1664;
+  if (v1665) {
+    const float v1666 = v1372.x[14];
+    const float v1667 = v1666 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1668 = iron_f32_to_bf16(v1667);
+    const unsigned int v1669 = v1659 * v1;
+    const unsigned int v1670 = v1669 + v1661;
+    out[v1670] = v1668;
   }
-  const unsigned int v1570 = static_cast<unsigned int>(v1271.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1571 = v429 + v1570;
-  const unsigned int v1572 = static_cast<unsigned int>(v1271.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1573 = v1263 + v1572;
-  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1575 = v321 && v1574;
-  const bool v1576 = v1573 < v1;
-  const bool v1577 = v1575 && v1576;
-  if (v1577) {
-    const float v1578 = v1271.x[15];
-    const float v1579 = v1578 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1580 = iron_f32_to_bf16(v1579);
-    const unsigned int v1581 = v1571 * v1;
-    const unsigned int v1582 = v1581 + v1573;
-    out[v1582] = v1580;
+  const unsigned int v1671 = static_cast<unsigned int>(v1372.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1672 = v530 + v1671;
+  const unsigned int v1673 = static_cast<unsigned int>(v1372.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1674 = v1364 + v1673;
+  const bool v1675 = v1672 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1676 = v422 && v1675;
+  const bool v1677 = v1674 < v1;
+  const bool v1678 = v1676 && v1677;
+  if (v1678) {
+    const float v1679 = v1372.x[15];
+    const float v1680 = v1679 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1681 = iron_f32_to_bf16(v1680);
+    const unsigned int v1682 = v1672 * v1;
+    const unsigned int v1683 = v1682 + v1674;
+    out[v1683] = v1681;
   }
-  const unsigned int v1583 = static_cast<unsigned int>(v1271.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1584 = v429 + v1583;
-  const unsigned int v1585 = static_cast<unsigned int>(v1271.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1586 = v1263 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1588 = v321 && v1587;
-  const bool v1589 = v1586 < v1;
-  const bool v1590 = v1588 && v1589;
-  if (v1590) {
-    const float v1591 = v1271.x[16];
-    const float v1592 = v1591 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1593 = iron_f32_to_bf16(v1592);
-    const unsigned int v1594 = v1584 * v1;
-    const unsigned int v1595 = v1594 + v1586;
-    out[v1595] = v1593;
+  const unsigned int v1684 = static_cast<unsigned int>(v1372.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1685 = v530 + v1684;
+  const unsigned int v1686 = static_cast<unsigned int>(v1372.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1687 = v1364 + v1686;
+  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1689 = v422 && v1688;
+  const bool v1690 = v1687 < v1;
+  const bool v1691 = v1689 && v1690;
+  if (v1691) {
+    const float v1692 = v1372.x[16];
+    const float v1693 = v1692 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1694 = iron_f32_to_bf16(v1693);
+    const unsigned int v1695 = v1685 * v1;
+    const unsigned int v1696 = v1695 + v1687;
+    out[v1696] = v1694;
   }
-  const unsigned int v1596 = static_cast<unsigned int>(v1271.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1597 = v429 + v1596;
-  const unsigned int v1598 = static_cast<unsigned int>(v1271.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1599 = v1263 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1601 = v321 && v1600;
-  const bool v1602 = v1599 < v1;
-  const bool v1603 = v1601 && v1602;
-  if (v1603) {
-    const float v1604 = v1271.x[17];
-    const float v1605 = v1604 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1606 = iron_f32_to_bf16(v1605);
-    const unsigned int v1607 = v1597 * v1;
-    const unsigned int v1608 = v1607 + v1599;
-    out[v1608] = v1606;
+  const unsigned int v1697 = static_cast<unsigned int>(v1372.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1698 = v530 + v1697;
+  const unsigned int v1699 = static_cast<unsigned int>(v1372.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1700 = v1364 + v1699;
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1702 = v422 && v1701;
+  const bool v1703 = v1700 < v1;
+  const bool v1704 = v1702 && v1703;
+  if (v1704) {
+    const float v1705 = v1372.x[17];
+    const float v1706 = v1705 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1707 = iron_f32_to_bf16(v1706);
+    const unsigned int v1708 = v1698 * v1;
+    const unsigned int v1709 = v1708 + v1700;
+    out[v1709] = v1707;
   }
-  const unsigned int v1609 = static_cast<unsigned int>(v1271.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1610 = v429 + v1609;
-  const unsigned int v1611 = static_cast<unsigned int>(v1271.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1612 = v1263 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1614 = v321 && v1613;
-  const bool v1615 = v1612 < v1;
-  const bool v1616 = v1614 && v1615;
-  if (v1616) {
-    const float v1617 = v1271.x[18];
-    const float v1618 = v1617 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1619 = iron_f32_to_bf16(v1618);
-    const unsigned int v1620 = v1610 * v1;
-    const unsigned int v1621 = v1620 + v1612;
-    out[v1621] = v1619;
+  const unsigned int v1710 = static_cast<unsigned int>(v1372.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1711 = v530 + v1710;
+  const unsigned int v1712 = static_cast<unsigned int>(v1372.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1713 = v1364 + v1712;
+  const bool v1714 = v1711 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1715 = v422 && v1714;
+  const bool v1716 = v1713 < v1;
+  const bool v1717 = v1715 && v1716;
+  if (v1717) {
+    const float v1718 = v1372.x[18];
+    const float v1719 = v1718 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1720 = iron_f32_to_bf16(v1719);
+    const unsigned int v1721 = v1711 * v1;
+    const unsigned int v1722 = v1721 + v1713;
+    out[v1722] = v1720;
   }
-  const unsigned int v1622 = static_cast<unsigned int>(v1271.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1623 = v429 + v1622;
-  const unsigned int v1624 = static_cast<unsigned int>(v1271.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1625 = v1263 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1627 = v321 && v1626;
-  const bool v1628 = v1625 < v1;
-  const bool v1629 = v1627 && v1628;
-  if (v1629) {
-    const float v1630 = v1271.x[19];
-    const float v1631 = v1630 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1632 = iron_f32_to_bf16(v1631);
-    const unsigned int v1633 = v1623 * v1;
-    const unsigned int v1634 = v1633 + v1625;
-    out[v1634] = v1632;
+  const unsigned int v1723 = static_cast<unsigned int>(v1372.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1724 = v530 + v1723;
+  const unsigned int v1725 = static_cast<unsigned int>(v1372.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1726 = v1364 + v1725;
+  const bool v1727 = v1724 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1728 = v422 && v1727;
+  const bool v1729 = v1726 < v1;
+  const bool v1730 = v1728 && v1729;
+  if (v1730) {
+    const float v1731 = v1372.x[19];
+    const float v1732 = v1731 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1733 = iron_f32_to_bf16(v1732);
+    const unsigned int v1734 = v1724 * v1;
+    const unsigned int v1735 = v1734 + v1726;
+    out[v1735] = v1733;
   }
-  const unsigned int v1635 = static_cast<unsigned int>(v1271.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1636 = v429 + v1635;
-  const unsigned int v1637 = static_cast<unsigned int>(v1271.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1638 = v1263 + v1637;
-  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1640 = v321 && v1639;
-  const bool v1641 = v1638 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v1271.x[20];
-    const float v1644 = v1643 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1645 = iron_f32_to_bf16(v1644);
-    const unsigned int v1646 = v1636 * v1;
-    const unsigned int v1647 = v1646 + v1638;
-    out[v1647] = v1645;
+  const unsigned int v1736 = static_cast<unsigned int>(v1372.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1737 = v530 + v1736;
+  const unsigned int v1738 = static_cast<unsigned int>(v1372.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1739 = v1364 + v1738;
+  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1741 = v422 && v1740;
+  const bool v1742 = v1739 < v1;
+  const bool v1743 = v1741 && v1742;
+  if (v1743) {
+    const float v1744 = v1372.x[20];
+    const float v1745 = v1744 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1746 = iron_f32_to_bf16(v1745);
+    const unsigned int v1747 = v1737 * v1;
+    const unsigned int v1748 = v1747 + v1739;
+    out[v1748] = v1746;
   }
-  const unsigned int v1648 = static_cast<unsigned int>(v1271.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1649 = v429 + v1648;
-  const unsigned int v1650 = static_cast<unsigned int>(v1271.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1651 = v1263 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1653 = v321 && v1652;
-  const bool v1654 = v1651 < v1;
-  const bool v1655 = v1653 && v1654;
-  if (v1655) {
-    const float v1656 = v1271.x[21];
-    const float v1657 = v1656 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1658 = iron_f32_to_bf16(v1657);
-    const unsigned int v1659 = v1649 * v1;
-    const unsigned int v1660 = v1659 + v1651;
-    out[v1660] = v1658;
+  const unsigned int v1749 = static_cast<unsigned int>(v1372.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1750 = v530 + v1749;
+  const unsigned int v1751 = static_cast<unsigned int>(v1372.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1752 = v1364 + v1751;
+  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1754 = v422 && v1753;
+  const bool v1755 = v1752 < v1;
+  const bool v1756 = v1754 && v1755;
+  if (v1756) {
+    const float v1757 = v1372.x[21];
+    const float v1758 = v1757 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1759 = iron_f32_to_bf16(v1758);
+    const unsigned int v1760 = v1750 * v1;
+    const unsigned int v1761 = v1760 + v1752;
+    out[v1761] = v1759;
   }
-  const unsigned int v1661 = static_cast<unsigned int>(v1271.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1662 = v429 + v1661;
-  const unsigned int v1663 = static_cast<unsigned int>(v1271.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1664 = v1263 + v1663;
-  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1666 = v321 && v1665;
-  const bool v1667 = v1664 < v1;
-  const bool v1668 = v1666 && v1667;
-  if (v1668) {
-    const float v1669 = v1271.x[22];
-    const float v1670 = v1669 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1671 = iron_f32_to_bf16(v1670);
-    const unsigned int v1672 = v1662 * v1;
-    const unsigned int v1673 = v1672 + v1664;
-    out[v1673] = v1671;
+  const unsigned int v1762 = static_cast<unsigned int>(v1372.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1763 = v530 + v1762;
+  const unsigned int v1764 = static_cast<unsigned int>(v1372.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1765 = v1364 + v1764;
+  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1767 = v422 && v1766;
+  const bool v1768 = v1765 < v1;
+  const bool v1769 = v1767 && v1768;
+  if (v1769) {
+    const float v1770 = v1372.x[22];
+    const float v1771 = v1770 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1772 = iron_f32_to_bf16(v1771);
+    const unsigned int v1773 = v1763 * v1;
+    const unsigned int v1774 = v1773 + v1765;
+    out[v1774] = v1772;
   }
-  const unsigned int v1674 = static_cast<unsigned int>(v1271.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1675 = v429 + v1674;
-  const unsigned int v1676 = static_cast<unsigned int>(v1271.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1677 = v1263 + v1676;
-  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1679 = v321 && v1678;
-  const bool v1680 = v1677 < v1;
-  const bool v1681 = v1679 && v1680;
-  if (v1681) {
-    const float v1682 = v1271.x[23];
-    const float v1683 = v1682 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1684 = iron_f32_to_bf16(v1683);
-    const unsigned int v1685 = v1675 * v1;
-    const unsigned int v1686 = v1685 + v1677;
-    out[v1686] = v1684;
+  const unsigned int v1775 = static_cast<unsigned int>(v1372.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1776 = v530 + v1775;
+  const unsigned int v1777 = static_cast<unsigned int>(v1372.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1778 = v1364 + v1777;
+  const bool v1779 = v1776 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1780 = v422 && v1779;
+  const bool v1781 = v1778 < v1;
+  const bool v1782 = v1780 && v1781;
+  if (v1782) {
+    const float v1783 = v1372.x[23];
+    const float v1784 = v1783 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1785 = iron_f32_to_bf16(v1784);
+    const unsigned int v1786 = v1776 * v1;
+    const unsigned int v1787 = v1786 + v1778;
+    out[v1787] = v1785;
   }
-  const unsigned int v1687 = static_cast<unsigned int>(v1271.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1688 = v429 + v1687;
-  const unsigned int v1689 = static_cast<unsigned int>(v1271.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1690 = v1263 + v1689;
-  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1692 = v321 && v1691;
-  const bool v1693 = v1690 < v1;
-  const bool v1694 = v1692 && v1693;
-  if (v1694) {
-    const float v1695 = v1271.x[24];
-    const float v1696 = v1695 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1697 = iron_f32_to_bf16(v1696);
-    const unsigned int v1698 = v1688 * v1;
-    const unsigned int v1699 = v1698 + v1690;
-    out[v1699] = v1697;
+  const unsigned int v1788 = static_cast<unsigned int>(v1372.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1789 = v530 + v1788;
+  const unsigned int v1790 = static_cast<unsigned int>(v1372.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1791 = v1364 + v1790;
+  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1793 = v422 && v1792;
+  const bool v1794 = v1791 < v1;
+  const bool v1795 = v1793 && v1794;
+  if (v1795) {
+    const float v1796 = v1372.x[24];
+    const float v1797 = v1796 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1798 = iron_f32_to_bf16(v1797);
+    const unsigned int v1799 = v1789 * v1;
+    const unsigned int v1800 = v1799 + v1791;
+    out[v1800] = v1798;
   }
-  const unsigned int v1700 = static_cast<unsigned int>(v1271.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1701 = v429 + v1700;
-  const unsigned int v1702 = static_cast<unsigned int>(v1271.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1703 = v1263 + v1702;
-  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1705 = v321 && v1704;
-  const bool v1706 = v1703 < v1;
-  const bool v1707 = v1705 && v1706;
-  if (v1707) {
-    const float v1708 = v1271.x[25];
-    const float v1709 = v1708 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1710 = iron_f32_to_bf16(v1709);
-    const unsigned int v1711 = v1701 * v1;
-    const unsigned int v1712 = v1711 + v1703;
-    out[v1712] = v1710;
+  const unsigned int v1801 = static_cast<unsigned int>(v1372.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1802 = v530 + v1801;
+  const unsigned int v1803 = static_cast<unsigned int>(v1372.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1804 = v1364 + v1803;
+  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1806 = v422 && v1805;
+  const bool v1807 = v1804 < v1;
+  const bool v1808 = v1806 && v1807;
+  if (v1808) {
+    const float v1809 = v1372.x[25];
+    const float v1810 = v1809 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1811 = iron_f32_to_bf16(v1810);
+    const unsigned int v1812 = v1802 * v1;
+    const unsigned int v1813 = v1812 + v1804;
+    out[v1813] = v1811;
   }
-  const unsigned int v1713 = static_cast<unsigned int>(v1271.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1714 = v429 + v1713;
-  const unsigned int v1715 = static_cast<unsigned int>(v1271.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1716 = v1263 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1718 = v321 && v1717;
-  const bool v1719 = v1716 < v1;
-  const bool v1720 = v1718 && v1719;
-  if (v1720) {
-    const float v1721 = v1271.x[26];
-    const float v1722 = v1721 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1723 = iron_f32_to_bf16(v1722);
-    const unsigned int v1724 = v1714 * v1;
-    const unsigned int v1725 = v1724 + v1716;
-    out[v1725] = v1723;
+  const unsigned int v1814 = static_cast<unsigned int>(v1372.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1815 = v530 + v1814;
+  const unsigned int v1816 = static_cast<unsigned int>(v1372.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1817 = v1364 + v1816;
+  const bool v1818 = v1815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1819 = v422 && v1818;
+  const bool v1820 = v1817 < v1;
+  const bool v1821 = v1819 && v1820;
+  if (v1821) {
+    const float v1822 = v1372.x[26];
+    const float v1823 = v1822 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1824 = iron_f32_to_bf16(v1823);
+    const unsigned int v1825 = v1815 * v1;
+    const unsigned int v1826 = v1825 + v1817;
+    out[v1826] = v1824;
   }
-  const unsigned int v1726 = static_cast<unsigned int>(v1271.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1727 = v429 + v1726;
-  const unsigned int v1728 = static_cast<unsigned int>(v1271.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1729 = v1263 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1731 = v321 && v1730;
-  const bool v1732 = v1729 < v1;
-  const bool v1733 = v1731 && v1732;
-  if (v1733) {
-    const float v1734 = v1271.x[27];
-    const float v1735 = v1734 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1736 = iron_f32_to_bf16(v1735);
-    const unsigned int v1737 = v1727 * v1;
-    const unsigned int v1738 = v1737 + v1729;
-    out[v1738] = v1736;
+  const unsigned int v1827 = static_cast<unsigned int>(v1372.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1828 = v530 + v1827;
+  const unsigned int v1829 = static_cast<unsigned int>(v1372.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1830 = v1364 + v1829;
+  const bool v1831 = v1828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1832 = v422 && v1831;
+  const bool v1833 = v1830 < v1;
+  const bool v1834 = v1832 && v1833;
+  if (v1834) {
+    const float v1835 = v1372.x[27];
+    const float v1836 = v1835 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1837 = iron_f32_to_bf16(v1836);
+    const unsigned int v1838 = v1828 * v1;
+    const unsigned int v1839 = v1838 + v1830;
+    out[v1839] = v1837;
   }
-  const unsigned int v1739 = static_cast<unsigned int>(v1271.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1740 = v429 + v1739;
-  const unsigned int v1741 = static_cast<unsigned int>(v1271.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1742 = v1263 + v1741;
-  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1744 = v321 && v1743;
-  const bool v1745 = v1742 < v1;
-  const bool v1746 = v1744 && v1745;
-  if (v1746) {
-    const float v1747 = v1271.x[28];
-    const float v1748 = v1747 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1749 = iron_f32_to_bf16(v1748);
-    const unsigned int v1750 = v1740 * v1;
-    const unsigned int v1751 = v1750 + v1742;
-    out[v1751] = v1749;
+  const unsigned int v1840 = static_cast<unsigned int>(v1372.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1841 = v530 + v1840;
+  const unsigned int v1842 = static_cast<unsigned int>(v1372.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1843 = v1364 + v1842;
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1845 = v422 && v1844;
+  const bool v1846 = v1843 < v1;
+  const bool v1847 = v1845 && v1846;
+  if (v1847) {
+    const float v1848 = v1372.x[28];
+    const float v1849 = v1848 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1850 = iron_f32_to_bf16(v1849);
+    const unsigned int v1851 = v1841 * v1;
+    const unsigned int v1852 = v1851 + v1843;
+    out[v1852] = v1850;
   }
-  const unsigned int v1752 = static_cast<unsigned int>(v1271.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1753 = v429 + v1752;
-  const unsigned int v1754 = static_cast<unsigned int>(v1271.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1755 = v1263 + v1754;
-  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1757 = v321 && v1756;
-  const bool v1758 = v1755 < v1;
-  const bool v1759 = v1757 && v1758;
-  if (v1759) {
-    const float v1760 = v1271.x[29];
-    const float v1761 = v1760 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1762 = iron_f32_to_bf16(v1761);
-    const unsigned int v1763 = v1753 * v1;
-    const unsigned int v1764 = v1763 + v1755;
-    out[v1764] = v1762;
+  const unsigned int v1853 = static_cast<unsigned int>(v1372.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1854 = v530 + v1853;
+  const unsigned int v1855 = static_cast<unsigned int>(v1372.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1856 = v1364 + v1855;
+  const bool v1857 = v1854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1858 = v422 && v1857;
+  const bool v1859 = v1856 < v1;
+  const bool v1860 = v1858 && v1859;
+  if (v1860) {
+    const float v1861 = v1372.x[29];
+    const float v1862 = v1861 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1863 = iron_f32_to_bf16(v1862);
+    const unsigned int v1864 = v1854 * v1;
+    const unsigned int v1865 = v1864 + v1856;
+    out[v1865] = v1863;
   }
-  const unsigned int v1765 = static_cast<unsigned int>(v1271.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1766 = v429 + v1765;
-  const unsigned int v1767 = static_cast<unsigned int>(v1271.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1768 = v1263 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1770 = v321 && v1769;
-  const bool v1771 = v1768 < v1;
-  const bool v1772 = v1770 && v1771;
-  if (v1772) {
-    const float v1773 = v1271.x[30];
-    const float v1774 = v1773 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1775 = iron_f32_to_bf16(v1774);
-    const unsigned int v1776 = v1766 * v1;
-    const unsigned int v1777 = v1776 + v1768;
-    out[v1777] = v1775;
+  const unsigned int v1866 = static_cast<unsigned int>(v1372.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1867 = v530 + v1866;
+  const unsigned int v1868 = static_cast<unsigned int>(v1372.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1869 = v1364 + v1868;
+  const bool v1870 = v1867 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1871 = v422 && v1870;
+  const bool v1872 = v1869 < v1;
+  const bool v1873 = v1871 && v1872;
+  if (v1873) {
+    const float v1874 = v1372.x[30];
+    const float v1875 = v1874 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1876 = iron_f32_to_bf16(v1875);
+    const unsigned int v1877 = v1867 * v1;
+    const unsigned int v1878 = v1877 + v1869;
+    out[v1878] = v1876;
   }
-  const unsigned int v1778 = static_cast<unsigned int>(v1271.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1779 = v429 + v1778;
-  const unsigned int v1780 = static_cast<unsigned int>(v1271.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1781 = v1263 + v1780;
-  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1783 = v321 && v1782;
-  const bool v1784 = v1781 < v1;
-  const bool v1785 = v1783 && v1784;
-  if (v1785) {
-    const float v1786 = v1271.x[31];
-    const float v1787 = v1786 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1788 = iron_f32_to_bf16(v1787);
-    const unsigned int v1789 = v1779 * v1;
-    const unsigned int v1790 = v1789 + v1781;
-    out[v1790] = v1788;
+  const unsigned int v1879 = static_cast<unsigned int>(v1372.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1880 = v530 + v1879;
+  const unsigned int v1881 = static_cast<unsigned int>(v1372.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1882 = v1364 + v1881;
+  const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1884 = v422 && v1883;
+  const bool v1885 = v1882 < v1;
+  const bool v1886 = v1884 && v1885;
+  if (v1886) {
+    const float v1887 = v1372.x[31];
+    const float v1888 = v1887 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1889 = iron_f32_to_bf16(v1888);
+    const unsigned int v1890 = v1880 * v1;
+    const unsigned int v1891 = v1890 + v1882;
+    out[v1891] = v1889;
   }
-  const unsigned int v1791 = static_cast<unsigned int>(v1271.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1792 = v429 + v1791;
-  const unsigned int v1793 = static_cast<unsigned int>(v1271.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1794 = v1263 + v1793;
-  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1796 = v321 && v1795;
-  const bool v1797 = v1794 < v1;
-  const bool v1798 = v1796 && v1797;
-  if (v1798) {
-    const float v1799 = v1271.x[32];
-    const float v1800 = v1799 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1801 = iron_f32_to_bf16(v1800);
-    const unsigned int v1802 = v1792 * v1;
-    const unsigned int v1803 = v1802 + v1794;
-    out[v1803] = v1801;
+  const unsigned int v1892 = static_cast<unsigned int>(v1372.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1893 = v530 + v1892;
+  const unsigned int v1894 = static_cast<unsigned int>(v1372.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1895 = v1364 + v1894;
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1897 = v422 && v1896;
+  const bool v1898 = v1895 < v1;
+  const bool v1899 = v1897 && v1898;
+  if (v1899) {
+    const float v1900 = v1372.x[32];
+    const float v1901 = v1900 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1902 = iron_f32_to_bf16(v1901);
+    const unsigned int v1903 = v1893 * v1;
+    const unsigned int v1904 = v1903 + v1895;
+    out[v1904] = v1902;
   }
-  const unsigned int v1804 = static_cast<unsigned int>(v1271.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1805 = v429 + v1804;
-  const unsigned int v1806 = static_cast<unsigned int>(v1271.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1807 = v1263 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1809 = v321 && v1808;
-  const bool v1810 = v1807 < v1;
-  const bool v1811 = v1809 && v1810;
-  if (v1811) {
-    const float v1812 = v1271.x[33];
-    const float v1813 = v1812 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1814 = iron_f32_to_bf16(v1813);
-    const unsigned int v1815 = v1805 * v1;
-    const unsigned int v1816 = v1815 + v1807;
-    out[v1816] = v1814;
+  const unsigned int v1905 = static_cast<unsigned int>(v1372.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1906 = v530 + v1905;
+  const unsigned int v1907 = static_cast<unsigned int>(v1372.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1908 = v1364 + v1907;
+  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1910 = v422 && v1909;
+  const bool v1911 = v1908 < v1;
+  const bool v1912 = v1910 && v1911;
+  if (v1912) {
+    const float v1913 = v1372.x[33];
+    const float v1914 = v1913 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1915 = iron_f32_to_bf16(v1914);
+    const unsigned int v1916 = v1906 * v1;
+    const unsigned int v1917 = v1916 + v1908;
+    out[v1917] = v1915;
   }
-  const unsigned int v1817 = static_cast<unsigned int>(v1271.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1818 = v429 + v1817;
-  const unsigned int v1819 = static_cast<unsigned int>(v1271.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1820 = v1263 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1822 = v321 && v1821;
-  const bool v1823 = v1820 < v1;
-  const bool v1824 = v1822 && v1823;
-  if (v1824) {
-    const float v1825 = v1271.x[34];
-    const float v1826 = v1825 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1827 = iron_f32_to_bf16(v1826);
-    const unsigned int v1828 = v1818 * v1;
-    const unsigned int v1829 = v1828 + v1820;
-    out[v1829] = v1827;
+  const unsigned int v1918 = static_cast<unsigned int>(v1372.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1919 = v530 + v1918;
+  const unsigned int v1920 = static_cast<unsigned int>(v1372.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1921 = v1364 + v1920;
+  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1923 = v422 && v1922;
+  const bool v1924 = v1921 < v1;
+  const bool v1925 = v1923 && v1924;
+  if (v1925) {
+    const float v1926 = v1372.x[34];
+    const float v1927 = v1926 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1928 = iron_f32_to_bf16(v1927);
+    const unsigned int v1929 = v1919 * v1;
+    const unsigned int v1930 = v1929 + v1921;
+    out[v1930] = v1928;
   }
-  const unsigned int v1830 = static_cast<unsigned int>(v1271.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1831 = v429 + v1830;
-  const unsigned int v1832 = static_cast<unsigned int>(v1271.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1833 = v1263 + v1832;
-  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1835 = v321 && v1834;
-  const bool v1836 = v1833 < v1;
-  const bool v1837 = v1835 && v1836;
-  if (v1837) {
-    const float v1838 = v1271.x[35];
-    const float v1839 = v1838 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1840 = iron_f32_to_bf16(v1839);
-    const unsigned int v1841 = v1831 * v1;
-    const unsigned int v1842 = v1841 + v1833;
-    out[v1842] = v1840;
+  const unsigned int v1931 = static_cast<unsigned int>(v1372.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1932 = v530 + v1931;
+  const unsigned int v1933 = static_cast<unsigned int>(v1372.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1934 = v1364 + v1933;
+  const bool v1935 = v1932 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1936 = v422 && v1935;
+  const bool v1937 = v1934 < v1;
+  const bool v1938 = v1936 && v1937;
+  if (v1938) {
+    const float v1939 = v1372.x[35];
+    const float v1940 = v1939 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1941 = iron_f32_to_bf16(v1940);
+    const unsigned int v1942 = v1932 * v1;
+    const unsigned int v1943 = v1942 + v1934;
+    out[v1943] = v1941;
   }
-  const unsigned int v1843 = static_cast<unsigned int>(v1271.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1844 = v429 + v1843;
-  const unsigned int v1845 = static_cast<unsigned int>(v1271.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1846 = v1263 + v1845;
-  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1848 = v321 && v1847;
-  const bool v1849 = v1846 < v1;
-  const bool v1850 = v1848 && v1849;
-  if (v1850) {
-    const float v1851 = v1271.x[36];
-    const float v1852 = v1851 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1853 = iron_f32_to_bf16(v1852);
-    const unsigned int v1854 = v1844 * v1;
-    const unsigned int v1855 = v1854 + v1846;
-    out[v1855] = v1853;
+  const unsigned int v1944 = static_cast<unsigned int>(v1372.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1945 = v530 + v1944;
+  const unsigned int v1946 = static_cast<unsigned int>(v1372.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1947 = v1364 + v1946;
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1949 = v422 && v1948;
+  const bool v1950 = v1947 < v1;
+  const bool v1951 = v1949 && v1950;
+  if (v1951) {
+    const float v1952 = v1372.x[36];
+    const float v1953 = v1952 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1954 = iron_f32_to_bf16(v1953);
+    const unsigned int v1955 = v1945 * v1;
+    const unsigned int v1956 = v1955 + v1947;
+    out[v1956] = v1954;
   }
-  const unsigned int v1856 = static_cast<unsigned int>(v1271.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1857 = v429 + v1856;
-  const unsigned int v1858 = static_cast<unsigned int>(v1271.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1859 = v1263 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1861 = v321 && v1860;
-  const bool v1862 = v1859 < v1;
-  const bool v1863 = v1861 && v1862;
-  if (v1863) {
-    const float v1864 = v1271.x[37];
-    const float v1865 = v1864 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1866 = iron_f32_to_bf16(v1865);
-    const unsigned int v1867 = v1857 * v1;
-    const unsigned int v1868 = v1867 + v1859;
-    out[v1868] = v1866;
+  const unsigned int v1957 = static_cast<unsigned int>(v1372.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1958 = v530 + v1957;
+  const unsigned int v1959 = static_cast<unsigned int>(v1372.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1960 = v1364 + v1959;
+  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1962 = v422 && v1961;
+  const bool v1963 = v1960 < v1;
+  const bool v1964 = v1962 && v1963;
+  if (v1964) {
+    const float v1965 = v1372.x[37];
+    const float v1966 = v1965 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1967 = iron_f32_to_bf16(v1966);
+    const unsigned int v1968 = v1958 * v1;
+    const unsigned int v1969 = v1968 + v1960;
+    out[v1969] = v1967;
   }
-  const unsigned int v1869 = static_cast<unsigned int>(v1271.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1870 = v429 + v1869;
-  const unsigned int v1871 = static_cast<unsigned int>(v1271.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1872 = v1263 + v1871;
-  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1874 = v321 && v1873;
-  const bool v1875 = v1872 < v1;
-  const bool v1876 = v1874 && v1875;
-  if (v1876) {
-    const float v1877 = v1271.x[38];
-    const float v1878 = v1877 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1879 = iron_f32_to_bf16(v1878);
-    const unsigned int v1880 = v1870 * v1;
-    const unsigned int v1881 = v1880 + v1872;
-    out[v1881] = v1879;
+  const unsigned int v1970 = static_cast<unsigned int>(v1372.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1971 = v530 + v1970;
+  const unsigned int v1972 = static_cast<unsigned int>(v1372.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1973 = v1364 + v1972;
+  const bool v1974 = v1971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1975 = v422 && v1974;
+  const bool v1976 = v1973 < v1;
+  const bool v1977 = v1975 && v1976;
+  if (v1977) {
+    const float v1978 = v1372.x[38];
+    const float v1979 = v1978 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1980 = iron_f32_to_bf16(v1979);
+    const unsigned int v1981 = v1971 * v1;
+    const unsigned int v1982 = v1981 + v1973;
+    out[v1982] = v1980;
   }
-  const unsigned int v1882 = static_cast<unsigned int>(v1271.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1883 = v429 + v1882;
-  const unsigned int v1884 = static_cast<unsigned int>(v1271.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1885 = v1263 + v1884;
-  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1887 = v321 && v1886;
-  const bool v1888 = v1885 < v1;
-  const bool v1889 = v1887 && v1888;
-  if (v1889) {
-    const float v1890 = v1271.x[39];
-    const float v1891 = v1890 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1892 = iron_f32_to_bf16(v1891);
-    const unsigned int v1893 = v1883 * v1;
-    const unsigned int v1894 = v1893 + v1885;
-    out[v1894] = v1892;
+  const unsigned int v1983 = static_cast<unsigned int>(v1372.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1984 = v530 + v1983;
+  const unsigned int v1985 = static_cast<unsigned int>(v1372.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1986 = v1364 + v1985;
+  const bool v1987 = v1984 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1988 = v422 && v1987;
+  const bool v1989 = v1986 < v1;
+  const bool v1990 = v1988 && v1989;
+  if (v1990) {
+    const float v1991 = v1372.x[39];
+    const float v1992 = v1991 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1993 = iron_f32_to_bf16(v1992);
+    const unsigned int v1994 = v1984 * v1;
+    const unsigned int v1995 = v1994 + v1986;
+    out[v1995] = v1993;
   }
-  const unsigned int v1895 = static_cast<unsigned int>(v1271.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1896 = v429 + v1895;
-  const unsigned int v1897 = static_cast<unsigned int>(v1271.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1898 = v1263 + v1897;
-  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1900 = v321 && v1899;
-  const bool v1901 = v1898 < v1;
-  const bool v1902 = v1900 && v1901;
-  if (v1902) {
-    const float v1903 = v1271.x[40];
-    const float v1904 = v1903 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1905 = iron_f32_to_bf16(v1904);
-    const unsigned int v1906 = v1896 * v1;
-    const unsigned int v1907 = v1906 + v1898;
-    out[v1907] = v1905;
+  const unsigned int v1996 = static_cast<unsigned int>(v1372.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v1997 = v530 + v1996;
+  const unsigned int v1998 = static_cast<unsigned int>(v1372.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1999 = v1364 + v1998;
+  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2001 = v422 && v2000;
+  const bool v2002 = v1999 < v1;
+  const bool v2003 = v2001 && v2002;
+  if (v2003) {
+    const float v2004 = v1372.x[40];
+    const float v2005 = v2004 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2006 = iron_f32_to_bf16(v2005);
+    const unsigned int v2007 = v1997 * v1;
+    const unsigned int v2008 = v2007 + v1999;
+    out[v2008] = v2006;
   }
-  const unsigned int v1908 = static_cast<unsigned int>(v1271.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1909 = v429 + v1908;
-  const unsigned int v1910 = static_cast<unsigned int>(v1271.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1911 = v1263 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1913 = v321 && v1912;
-  const bool v1914 = v1911 < v1;
-  const bool v1915 = v1913 && v1914;
-  if (v1915) {
-    const float v1916 = v1271.x[41];
-    const float v1917 = v1916 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1918 = iron_f32_to_bf16(v1917);
-    const unsigned int v1919 = v1909 * v1;
-    const unsigned int v1920 = v1919 + v1911;
-    out[v1920] = v1918;
+  const unsigned int v2009 = static_cast<unsigned int>(v1372.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2010 = v530 + v2009;
+  const unsigned int v2011 = static_cast<unsigned int>(v1372.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2012 = v1364 + v2011;
+  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2014 = v422 && v2013;
+  const bool v2015 = v2012 < v1;
+  const bool v2016 = v2014 && v2015;
+  if (v2016) {
+    const float v2017 = v1372.x[41];
+    const float v2018 = v2017 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2019 = iron_f32_to_bf16(v2018);
+    const unsigned int v2020 = v2010 * v1;
+    const unsigned int v2021 = v2020 + v2012;
+    out[v2021] = v2019;
   }
-  const unsigned int v1921 = static_cast<unsigned int>(v1271.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1922 = v429 + v1921;
-  const unsigned int v1923 = static_cast<unsigned int>(v1271.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1924 = v1263 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1926 = v321 && v1925;
-  const bool v1927 = v1924 < v1;
-  const bool v1928 = v1926 && v1927;
-  if (v1928) {
-    const float v1929 = v1271.x[42];
-    const float v1930 = v1929 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1931 = iron_f32_to_bf16(v1930);
-    const unsigned int v1932 = v1922 * v1;
-    const unsigned int v1933 = v1932 + v1924;
-    out[v1933] = v1931;
+  const unsigned int v2022 = static_cast<unsigned int>(v1372.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2023 = v530 + v2022;
+  const unsigned int v2024 = static_cast<unsigned int>(v1372.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2025 = v1364 + v2024;
+  const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2027 = v422 && v2026;
+  const bool v2028 = v2025 < v1;
+  const bool v2029 = v2027 && v2028;
+  if (v2029) {
+    const float v2030 = v1372.x[42];
+    const float v2031 = v2030 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2032 = iron_f32_to_bf16(v2031);
+    const unsigned int v2033 = v2023 * v1;
+    const unsigned int v2034 = v2033 + v2025;
+    out[v2034] = v2032;
   }
-  const unsigned int v1934 = static_cast<unsigned int>(v1271.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1935 = v429 + v1934;
-  const unsigned int v1936 = static_cast<unsigned int>(v1271.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1937 = v1263 + v1936;
-  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1939 = v321 && v1938;
-  const bool v1940 = v1937 < v1;
-  const bool v1941 = v1939 && v1940;
-  if (v1941) {
-    const float v1942 = v1271.x[43];
-    const float v1943 = v1942 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1944 = iron_f32_to_bf16(v1943);
-    const unsigned int v1945 = v1935 * v1;
-    const unsigned int v1946 = v1945 + v1937;
-    out[v1946] = v1944;
+  const unsigned int v2035 = static_cast<unsigned int>(v1372.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2036 = v530 + v2035;
+  const unsigned int v2037 = static_cast<unsigned int>(v1372.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2038 = v1364 + v2037;
+  const bool v2039 = v2036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2040 = v422 && v2039;
+  const bool v2041 = v2038 < v1;
+  const bool v2042 = v2040 && v2041;
+  if (v2042) {
+    const float v2043 = v1372.x[43];
+    const float v2044 = v2043 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2045 = iron_f32_to_bf16(v2044);
+    const unsigned int v2046 = v2036 * v1;
+    const unsigned int v2047 = v2046 + v2038;
+    out[v2047] = v2045;
   }
-  const unsigned int v1947 = static_cast<unsigned int>(v1271.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1948 = v429 + v1947;
-  const unsigned int v1949 = static_cast<unsigned int>(v1271.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1950 = v1263 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1952 = v321 && v1951;
-  const bool v1953 = v1950 < v1;
-  const bool v1954 = v1952 && v1953;
-  if (v1954) {
-    const float v1955 = v1271.x[44];
-    const float v1956 = v1955 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1957 = iron_f32_to_bf16(v1956);
-    const unsigned int v1958 = v1948 * v1;
-    const unsigned int v1959 = v1958 + v1950;
-    out[v1959] = v1957;
+  const unsigned int v2048 = static_cast<unsigned int>(v1372.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2049 = v530 + v2048;
+  const unsigned int v2050 = static_cast<unsigned int>(v1372.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2051 = v1364 + v2050;
+  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2053 = v422 && v2052;
+  const bool v2054 = v2051 < v1;
+  const bool v2055 = v2053 && v2054;
+  if (v2055) {
+    const float v2056 = v1372.x[44];
+    const float v2057 = v2056 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2058 = iron_f32_to_bf16(v2057);
+    const unsigned int v2059 = v2049 * v1;
+    const unsigned int v2060 = v2059 + v2051;
+    out[v2060] = v2058;
   }
-  const unsigned int v1960 = static_cast<unsigned int>(v1271.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1961 = v429 + v1960;
-  const unsigned int v1962 = static_cast<unsigned int>(v1271.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1963 = v1263 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1965 = v321 && v1964;
-  const bool v1966 = v1963 < v1;
-  const bool v1967 = v1965 && v1966;
-  if (v1967) {
-    const float v1968 = v1271.x[45];
-    const float v1969 = v1968 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1970 = iron_f32_to_bf16(v1969);
-    const unsigned int v1971 = v1961 * v1;
-    const unsigned int v1972 = v1971 + v1963;
-    out[v1972] = v1970;
+  const unsigned int v2061 = static_cast<unsigned int>(v1372.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2062 = v530 + v2061;
+  const unsigned int v2063 = static_cast<unsigned int>(v1372.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2064 = v1364 + v2063;
+  const bool v2065 = v2062 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2066 = v422 && v2065;
+  const bool v2067 = v2064 < v1;
+  const bool v2068 = v2066 && v2067;
+  if (v2068) {
+    const float v2069 = v1372.x[45];
+    const float v2070 = v2069 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2071 = iron_f32_to_bf16(v2070);
+    const unsigned int v2072 = v2062 * v1;
+    const unsigned int v2073 = v2072 + v2064;
+    out[v2073] = v2071;
   }
-  const unsigned int v1973 = static_cast<unsigned int>(v1271.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1974 = v429 + v1973;
-  const unsigned int v1975 = static_cast<unsigned int>(v1271.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1976 = v1263 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1978 = v321 && v1977;
-  const bool v1979 = v1976 < v1;
-  const bool v1980 = v1978 && v1979;
-  if (v1980) {
-    const float v1981 = v1271.x[46];
-    const float v1982 = v1981 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1983 = iron_f32_to_bf16(v1982);
-    const unsigned int v1984 = v1974 * v1;
-    const unsigned int v1985 = v1984 + v1976;
-    out[v1985] = v1983;
+  const unsigned int v2074 = static_cast<unsigned int>(v1372.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2075 = v530 + v2074;
+  const unsigned int v2076 = static_cast<unsigned int>(v1372.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2077 = v1364 + v2076;
+  const bool v2078 = v2075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2079 = v422 && v2078;
+  const bool v2080 = v2077 < v1;
+  const bool v2081 = v2079 && v2080;
+  if (v2081) {
+    const float v2082 = v1372.x[46];
+    const float v2083 = v2082 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2084 = iron_f32_to_bf16(v2083);
+    const unsigned int v2085 = v2075 * v1;
+    const unsigned int v2086 = v2085 + v2077;
+    out[v2086] = v2084;
   }
-  const unsigned int v1986 = static_cast<unsigned int>(v1271.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v1987 = v429 + v1986;
-  const unsigned int v1988 = static_cast<unsigned int>(v1271.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v1989 = v1263 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1991 = v321 && v1990;
-  const bool v1992 = v1989 < v1;
-  const bool v1993 = v1991 && v1992;
-  if (v1993) {
-    const float v1994 = v1271.x[47];
-    const float v1995 = v1994 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1996 = iron_f32_to_bf16(v1995);
-    const unsigned int v1997 = v1987 * v1;
-    const unsigned int v1998 = v1997 + v1989;
-    out[v1998] = v1996;
+  const unsigned int v2087 = static_cast<unsigned int>(v1372.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2088 = v530 + v2087;
+  const unsigned int v2089 = static_cast<unsigned int>(v1372.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2090 = v1364 + v2089;
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2092 = v422 && v2091;
+  const bool v2093 = v2090 < v1;
+  const bool v2094 = v2092 && v2093;
+  if (v2094) {
+    const float v2095 = v1372.x[47];
+    const float v2096 = v2095 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2097 = iron_f32_to_bf16(v2096);
+    const unsigned int v2098 = v2088 * v1;
+    const unsigned int v2099 = v2098 + v2090;
+    out[v2099] = v2097;
   }
-  const unsigned int v1999 = static_cast<unsigned int>(v1271.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2000 = v429 + v1999;
-  const unsigned int v2001 = static_cast<unsigned int>(v1271.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2002 = v1263 + v2001;
-  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2004 = v321 && v2003;
-  const bool v2005 = v2002 < v1;
-  const bool v2006 = v2004 && v2005;
-  if (v2006) {
-    const float v2007 = v1271.x[48];
-    const float v2008 = v2007 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2009 = iron_f32_to_bf16(v2008);
-    const unsigned int v2010 = v2000 * v1;
-    const unsigned int v2011 = v2010 + v2002;
-    out[v2011] = v2009;
+  const unsigned int v2100 = static_cast<unsigned int>(v1372.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2101 = v530 + v2100;
+  const unsigned int v2102 = static_cast<unsigned int>(v1372.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2103 = v1364 + v2102;
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2105 = v422 && v2104;
+  const bool v2106 = v2103 < v1;
+  const bool v2107 = v2105 && v2106;
+  if (v2107) {
+    const float v2108 = v1372.x[48];
+    const float v2109 = v2108 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2110 = iron_f32_to_bf16(v2109);
+    const unsigned int v2111 = v2101 * v1;
+    const unsigned int v2112 = v2111 + v2103;
+    out[v2112] = v2110;
   }
-  const unsigned int v2012 = static_cast<unsigned int>(v1271.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2013 = v429 + v2012;
-  const unsigned int v2014 = static_cast<unsigned int>(v1271.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2015 = v1263 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2017 = v321 && v2016;
-  const bool v2018 = v2015 < v1;
-  const bool v2019 = v2017 && v2018;
-  if (v2019) {
-    const float v2020 = v1271.x[49];
-    const float v2021 = v2020 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2022 = iron_f32_to_bf16(v2021);
-    const unsigned int v2023 = v2013 * v1;
-    const unsigned int v2024 = v2023 + v2015;
-    out[v2024] = v2022;
+  const unsigned int v2113 = static_cast<unsigned int>(v1372.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2114 = v530 + v2113;
+  const unsigned int v2115 = static_cast<unsigned int>(v1372.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2116 = v1364 + v2115;
+  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2118 = v422 && v2117;
+  const bool v2119 = v2116 < v1;
+  const bool v2120 = v2118 && v2119;
+  if (v2120) {
+    const float v2121 = v1372.x[49];
+    const float v2122 = v2121 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2123 = iron_f32_to_bf16(v2122);
+    const unsigned int v2124 = v2114 * v1;
+    const unsigned int v2125 = v2124 + v2116;
+    out[v2125] = v2123;
   }
-  const unsigned int v2025 = static_cast<unsigned int>(v1271.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2026 = v429 + v2025;
-  const unsigned int v2027 = static_cast<unsigned int>(v1271.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2028 = v1263 + v2027;
-  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2030 = v321 && v2029;
-  const bool v2031 = v2028 < v1;
-  const bool v2032 = v2030 && v2031;
-  if (v2032) {
-    const float v2033 = v1271.x[50];
-    const float v2034 = v2033 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2035 = iron_f32_to_bf16(v2034);
-    const unsigned int v2036 = v2026 * v1;
-    const unsigned int v2037 = v2036 + v2028;
-    out[v2037] = v2035;
+  const unsigned int v2126 = static_cast<unsigned int>(v1372.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2127 = v530 + v2126;
+  const unsigned int v2128 = static_cast<unsigned int>(v1372.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2129 = v1364 + v2128;
+  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2131 = v422 && v2130;
+  const bool v2132 = v2129 < v1;
+  const bool v2133 = v2131 && v2132;
+  if (v2133) {
+    const float v2134 = v1372.x[50];
+    const float v2135 = v2134 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2136 = iron_f32_to_bf16(v2135);
+    const unsigned int v2137 = v2127 * v1;
+    const unsigned int v2138 = v2137 + v2129;
+    out[v2138] = v2136;
   }
-  const unsigned int v2038 = static_cast<unsigned int>(v1271.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2039 = v429 + v2038;
-  const unsigned int v2040 = static_cast<unsigned int>(v1271.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2041 = v1263 + v2040;
-  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2043 = v321 && v2042;
-  const bool v2044 = v2041 < v1;
-  const bool v2045 = v2043 && v2044;
-  if (v2045) {
-    const float v2046 = v1271.x[51];
-    const float v2047 = v2046 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2048 = iron_f32_to_bf16(v2047);
-    const unsigned int v2049 = v2039 * v1;
-    const unsigned int v2050 = v2049 + v2041;
-    out[v2050] = v2048;
+  const unsigned int v2139 = static_cast<unsigned int>(v1372.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2140 = v530 + v2139;
+  const unsigned int v2141 = static_cast<unsigned int>(v1372.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2142 = v1364 + v2141;
+  const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2144 = v422 && v2143;
+  const bool v2145 = v2142 < v1;
+  const bool v2146 = v2144 && v2145;
+  if (v2146) {
+    const float v2147 = v1372.x[51];
+    const float v2148 = v2147 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2149 = iron_f32_to_bf16(v2148);
+    const unsigned int v2150 = v2140 * v1;
+    const unsigned int v2151 = v2150 + v2142;
+    out[v2151] = v2149;
   }
-  const unsigned int v2051 = static_cast<unsigned int>(v1271.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2052 = v429 + v2051;
-  const unsigned int v2053 = static_cast<unsigned int>(v1271.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2054 = v1263 + v2053;
-  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2056 = v321 && v2055;
-  const bool v2057 = v2054 < v1;
-  const bool v2058 = v2056 && v2057;
-  if (v2058) {
-    const float v2059 = v1271.x[52];
-    const float v2060 = v2059 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2061 = iron_f32_to_bf16(v2060);
-    const unsigned int v2062 = v2052 * v1;
-    const unsigned int v2063 = v2062 + v2054;
-    out[v2063] = v2061;
+  const unsigned int v2152 = static_cast<unsigned int>(v1372.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2153 = v530 + v2152;
+  const unsigned int v2154 = static_cast<unsigned int>(v1372.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2155 = v1364 + v2154;
+  const bool v2156 = v2153 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2157 = v422 && v2156;
+  const bool v2158 = v2155 < v1;
+  const bool v2159 = v2157 && v2158;
+  if (v2159) {
+    const float v2160 = v1372.x[52];
+    const float v2161 = v2160 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2162 = iron_f32_to_bf16(v2161);
+    const unsigned int v2163 = v2153 * v1;
+    const unsigned int v2164 = v2163 + v2155;
+    out[v2164] = v2162;
   }
-  const unsigned int v2064 = static_cast<unsigned int>(v1271.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2065 = v429 + v2064;
-  const unsigned int v2066 = static_cast<unsigned int>(v1271.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2067 = v1263 + v2066;
-  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2069 = v321 && v2068;
-  const bool v2070 = v2067 < v1;
-  const bool v2071 = v2069 && v2070;
-  if (v2071) {
-    const float v2072 = v1271.x[53];
-    const float v2073 = v2072 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2074 = iron_f32_to_bf16(v2073);
-    const unsigned int v2075 = v2065 * v1;
-    const unsigned int v2076 = v2075 + v2067;
-    out[v2076] = v2074;
+  const unsigned int v2165 = static_cast<unsigned int>(v1372.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2166 = v530 + v2165;
+  const unsigned int v2167 = static_cast<unsigned int>(v1372.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2168 = v1364 + v2167;
+  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2170 = v422 && v2169;
+  const bool v2171 = v2168 < v1;
+  const bool v2172 = v2170 && v2171;
+  if (v2172) {
+    const float v2173 = v1372.x[53];
+    const float v2174 = v2173 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2175 = iron_f32_to_bf16(v2174);
+    const unsigned int v2176 = v2166 * v1;
+    const unsigned int v2177 = v2176 + v2168;
+    out[v2177] = v2175;
   }
-  const unsigned int v2077 = static_cast<unsigned int>(v1271.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2078 = v429 + v2077;
-  const unsigned int v2079 = static_cast<unsigned int>(v1271.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2080 = v1263 + v2079;
-  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2082 = v321 && v2081;
-  const bool v2083 = v2080 < v1;
-  const bool v2084 = v2082 && v2083;
-  if (v2084) {
-    const float v2085 = v1271.x[54];
-    const float v2086 = v2085 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2087 = iron_f32_to_bf16(v2086);
-    const unsigned int v2088 = v2078 * v1;
-    const unsigned int v2089 = v2088 + v2080;
-    out[v2089] = v2087;
+  const unsigned int v2178 = static_cast<unsigned int>(v1372.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2179 = v530 + v2178;
+  const unsigned int v2180 = static_cast<unsigned int>(v1372.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2181 = v1364 + v2180;
+  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2183 = v422 && v2182;
+  const bool v2184 = v2181 < v1;
+  const bool v2185 = v2183 && v2184;
+  if (v2185) {
+    const float v2186 = v1372.x[54];
+    const float v2187 = v2186 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2188 = iron_f32_to_bf16(v2187);
+    const unsigned int v2189 = v2179 * v1;
+    const unsigned int v2190 = v2189 + v2181;
+    out[v2190] = v2188;
   }
-  const unsigned int v2090 = static_cast<unsigned int>(v1271.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2091 = v429 + v2090;
-  const unsigned int v2092 = static_cast<unsigned int>(v1271.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2093 = v1263 + v2092;
-  const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2095 = v321 && v2094;
-  const bool v2096 = v2093 < v1;
-  const bool v2097 = v2095 && v2096;
-  if (v2097) {
-    const float v2098 = v1271.x[55];
-    const float v2099 = v2098 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2100 = iron_f32_to_bf16(v2099);
-    const unsigned int v2101 = v2091 * v1;
-    const unsigned int v2102 = v2101 + v2093;
-    out[v2102] = v2100;
+  const unsigned int v2191 = static_cast<unsigned int>(v1372.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2192 = v530 + v2191;
+  const unsigned int v2193 = static_cast<unsigned int>(v1372.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2194 = v1364 + v2193;
+  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2196 = v422 && v2195;
+  const bool v2197 = v2194 < v1;
+  const bool v2198 = v2196 && v2197;
+  if (v2198) {
+    const float v2199 = v1372.x[55];
+    const float v2200 = v2199 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2201 = iron_f32_to_bf16(v2200);
+    const unsigned int v2202 = v2192 * v1;
+    const unsigned int v2203 = v2202 + v2194;
+    out[v2203] = v2201;
   }
-  const unsigned int v2103 = static_cast<unsigned int>(v1271.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2104 = v429 + v2103;
-  const unsigned int v2105 = static_cast<unsigned int>(v1271.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2106 = v1263 + v2105;
-  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2108 = v321 && v2107;
-  const bool v2109 = v2106 < v1;
-  const bool v2110 = v2108 && v2109;
-  if (v2110) {
-    const float v2111 = v1271.x[56];
-    const float v2112 = v2111 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2113 = iron_f32_to_bf16(v2112);
-    const unsigned int v2114 = v2104 * v1;
-    const unsigned int v2115 = v2114 + v2106;
-    out[v2115] = v2113;
+  const unsigned int v2204 = static_cast<unsigned int>(v1372.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2205 = v530 + v2204;
+  const unsigned int v2206 = static_cast<unsigned int>(v1372.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2207 = v1364 + v2206;
+  const bool v2208 = v2205 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2209 = v422 && v2208;
+  const bool v2210 = v2207 < v1;
+  const bool v2211 = v2209 && v2210;
+  if (v2211) {
+    const float v2212 = v1372.x[56];
+    const float v2213 = v2212 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2214 = iron_f32_to_bf16(v2213);
+    const unsigned int v2215 = v2205 * v1;
+    const unsigned int v2216 = v2215 + v2207;
+    out[v2216] = v2214;
   }
-  const unsigned int v2116 = static_cast<unsigned int>(v1271.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2117 = v429 + v2116;
-  const unsigned int v2118 = static_cast<unsigned int>(v1271.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2119 = v1263 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2121 = v321 && v2120;
-  const bool v2122 = v2119 < v1;
-  const bool v2123 = v2121 && v2122;
-  if (v2123) {
-    const float v2124 = v1271.x[57];
-    const float v2125 = v2124 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2126 = iron_f32_to_bf16(v2125);
-    const unsigned int v2127 = v2117 * v1;
-    const unsigned int v2128 = v2127 + v2119;
-    out[v2128] = v2126;
+  const unsigned int v2217 = static_cast<unsigned int>(v1372.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2218 = v530 + v2217;
+  const unsigned int v2219 = static_cast<unsigned int>(v1372.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2220 = v1364 + v2219;
+  const bool v2221 = v2218 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2222 = v422 && v2221;
+  const bool v2223 = v2220 < v1;
+  const bool v2224 = v2222 && v2223;
+  if (v2224) {
+    const float v2225 = v1372.x[57];
+    const float v2226 = v2225 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2227 = iron_f32_to_bf16(v2226);
+    const unsigned int v2228 = v2218 * v1;
+    const unsigned int v2229 = v2228 + v2220;
+    out[v2229] = v2227;
   }
-  const unsigned int v2129 = static_cast<unsigned int>(v1271.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2130 = v429 + v2129;
-  const unsigned int v2131 = static_cast<unsigned int>(v1271.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2132 = v1263 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2134 = v321 && v2133;
-  const bool v2135 = v2132 < v1;
-  const bool v2136 = v2134 && v2135;
-  if (v2136) {
-    const float v2137 = v1271.x[58];
-    const float v2138 = v2137 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2139 = iron_f32_to_bf16(v2138);
-    const unsigned int v2140 = v2130 * v1;
-    const unsigned int v2141 = v2140 + v2132;
-    out[v2141] = v2139;
+  const unsigned int v2230 = static_cast<unsigned int>(v1372.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2231 = v530 + v2230;
+  const unsigned int v2232 = static_cast<unsigned int>(v1372.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2233 = v1364 + v2232;
+  const bool v2234 = v2231 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2235 = v422 && v2234;
+  const bool v2236 = v2233 < v1;
+  const bool v2237 = v2235 && v2236;
+  if (v2237) {
+    const float v2238 = v1372.x[58];
+    const float v2239 = v2238 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2240 = iron_f32_to_bf16(v2239);
+    const unsigned int v2241 = v2231 * v1;
+    const unsigned int v2242 = v2241 + v2233;
+    out[v2242] = v2240;
   }
-  const unsigned int v2142 = static_cast<unsigned int>(v1271.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2143 = v429 + v2142;
-  const unsigned int v2144 = static_cast<unsigned int>(v1271.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2145 = v1263 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2147 = v321 && v2146;
-  const bool v2148 = v2145 < v1;
-  const bool v2149 = v2147 && v2148;
-  if (v2149) {
-    const float v2150 = v1271.x[59];
-    const float v2151 = v2150 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2152 = iron_f32_to_bf16(v2151);
-    const unsigned int v2153 = v2143 * v1;
-    const unsigned int v2154 = v2153 + v2145;
-    out[v2154] = v2152;
+  const unsigned int v2243 = static_cast<unsigned int>(v1372.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2244 = v530 + v2243;
+  const unsigned int v2245 = static_cast<unsigned int>(v1372.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2246 = v1364 + v2245;
+  const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2248 = v422 && v2247;
+  const bool v2249 = v2246 < v1;
+  const bool v2250 = v2248 && v2249;
+  if (v2250) {
+    const float v2251 = v1372.x[59];
+    const float v2252 = v2251 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2253 = iron_f32_to_bf16(v2252);
+    const unsigned int v2254 = v2244 * v1;
+    const unsigned int v2255 = v2254 + v2246;
+    out[v2255] = v2253;
   }
-  const unsigned int v2155 = static_cast<unsigned int>(v1271.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2156 = v429 + v2155;
-  const unsigned int v2157 = static_cast<unsigned int>(v1271.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2158 = v1263 + v2157;
-  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2160 = v321 && v2159;
-  const bool v2161 = v2158 < v1;
-  const bool v2162 = v2160 && v2161;
-  if (v2162) {
-    const float v2163 = v1271.x[60];
-    const float v2164 = v2163 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2165 = iron_f32_to_bf16(v2164);
-    const unsigned int v2166 = v2156 * v1;
-    const unsigned int v2167 = v2166 + v2158;
-    out[v2167] = v2165;
+  const unsigned int v2256 = static_cast<unsigned int>(v1372.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2257 = v530 + v2256;
+  const unsigned int v2258 = static_cast<unsigned int>(v1372.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2259 = v1364 + v2258;
+  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2261 = v422 && v2260;
+  const bool v2262 = v2259 < v1;
+  const bool v2263 = v2261 && v2262;
+  if (v2263) {
+    const float v2264 = v1372.x[60];
+    const float v2265 = v2264 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2266 = iron_f32_to_bf16(v2265);
+    const unsigned int v2267 = v2257 * v1;
+    const unsigned int v2268 = v2267 + v2259;
+    out[v2268] = v2266;
   }
-  const unsigned int v2168 = static_cast<unsigned int>(v1271.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2169 = v429 + v2168;
-  const unsigned int v2170 = static_cast<unsigned int>(v1271.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2171 = v1263 + v2170;
-  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2173 = v321 && v2172;
-  const bool v2174 = v2171 < v1;
-  const bool v2175 = v2173 && v2174;
-  if (v2175) {
-    const float v2176 = v1271.x[61];
-    const float v2177 = v2176 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2178 = iron_f32_to_bf16(v2177);
-    const unsigned int v2179 = v2169 * v1;
-    const unsigned int v2180 = v2179 + v2171;
-    out[v2180] = v2178;
+  const unsigned int v2269 = static_cast<unsigned int>(v1372.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2270 = v530 + v2269;
+  const unsigned int v2271 = static_cast<unsigned int>(v1372.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2272 = v1364 + v2271;
+  const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2274 = v422 && v2273;
+  const bool v2275 = v2272 < v1;
+  const bool v2276 = v2274 && v2275;
+  if (v2276) {
+    const float v2277 = v1372.x[61];
+    const float v2278 = v2277 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2279 = iron_f32_to_bf16(v2278);
+    const unsigned int v2280 = v2270 * v1;
+    const unsigned int v2281 = v2280 + v2272;
+    out[v2281] = v2279;
   }
-  const unsigned int v2181 = static_cast<unsigned int>(v1271.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2182 = v429 + v2181;
-  const unsigned int v2183 = static_cast<unsigned int>(v1271.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2184 = v1263 + v2183;
-  const bool v2185 = v2182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2186 = v321 && v2185;
-  const bool v2187 = v2184 < v1;
-  const bool v2188 = v2186 && v2187;
-  if (v2188) {
-    const float v2189 = v1271.x[62];
-    const float v2190 = v2189 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2191 = iron_f32_to_bf16(v2190);
-    const unsigned int v2192 = v2182 * v1;
-    const unsigned int v2193 = v2192 + v2184;
-    out[v2193] = v2191;
+  const unsigned int v2282 = static_cast<unsigned int>(v1372.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2283 = v530 + v2282;
+  const unsigned int v2284 = static_cast<unsigned int>(v1372.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2285 = v1364 + v2284;
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2287 = v422 && v2286;
+  const bool v2288 = v2285 < v1;
+  const bool v2289 = v2287 && v2288;
+  if (v2289) {
+    const float v2290 = v1372.x[62];
+    const float v2291 = v2290 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2292 = iron_f32_to_bf16(v2291);
+    const unsigned int v2293 = v2283 * v1;
+    const unsigned int v2294 = v2293 + v2285;
+    out[v2294] = v2292;
   }
-  const unsigned int v2194 = static_cast<unsigned int>(v1271.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
-  const unsigned int v2195 = v429 + v2194;
-  const unsigned int v2196 = static_cast<unsigned int>(v1271.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
-  const unsigned int v2197 = v1263 + v2196;
-  const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2199 = v321 && v2198;
-  const bool v2200 = v2197 < v1;
-  const bool v2201 = v2199 && v2200;
-  if (v2201) {
-    const float v2202 = v1271.x[63];
-    const float v2203 = v2202 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2204 = iron_f32_to_bf16(v2203);
-    const unsigned int v2205 = v2195 * v1;
-    const unsigned int v2206 = v2205 + v2197;
-    out[v2206] = v2204;
+  const unsigned int v2295 = static_cast<unsigned int>(v1372.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v2296 = v530 + v2295;
+  const unsigned int v2297 = static_cast<unsigned int>(v1372.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2298 = v1364 + v2297;
+  const bool v2299 = v2296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2300 = v422 && v2299;
+  const bool v2301 = v2298 < v1;
+  const bool v2302 = v2300 && v2301;
+  if (v2302) {
+    const float v2303 = v1372.x[63];
+    const float v2304 = v2303 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2305 = iron_f32_to_bf16(v2304);
+    const unsigned int v2306 = v2296 * v1;
+    const unsigned int v2307 = v2306 + v2298;
+    out[v2307] = v2305;
   }
 }

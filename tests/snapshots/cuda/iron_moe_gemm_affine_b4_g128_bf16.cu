@@ -1613,7 +1613,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g128_b
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v1597 = v75 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v1597 = v75 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
     const bool v1598 = v1597 <= v76;
     const unsigned int v1600 = v80 + 128u;
     const bool v1601 = v1600 <= v79;
@@ -1621,154 +1621,154 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g128_b
     const unsigned int v1605 = v79 & 7u;
     const bool v1606 = v1605 == 0u;
     const bool v1607 = v1602 && v1606;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-    for (unsigned int v1613 = 0u; v1613 < 4u; v1613 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-      const bool v1614 = v82 == v1613;  // kernels/gemm/gemm_tiles.hpp:442
+    for (unsigned int v1613 = 0u; v1613 < 4u; v1613 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+      const bool v1614 = v82 == v1613;  // kernels/gemm/gemm_tiles.hpp:462
       if (v1614) {
         iron_frag_store<false>(v92, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-      const unsigned int v1619 = v1613 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+      const unsigned int v1619 = v1613 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
       const unsigned int v1620 = v1619 << 6u;
       const unsigned int v1621 = v80 + v1620;
-      const unsigned int v1624 = v1613 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v1624 = v1613 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
       const unsigned int v1625 = v1624 << 6u;
       const unsigned int v1626 = v75 + v1625;
-      if (v1607) {  // kernels/gemm/gemm_tiles.hpp:424
-        const unsigned int v1628 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
-        const unsigned int v1630 = v1628 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-        const bool v1632 = v1630 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-        const unsigned int v1654 = v1630 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+      if (v1607) {  // kernels/gemm/gemm_tiles.hpp:444
+        const unsigned int v1628 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:445
+        const unsigned int v1630 = v1628 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+        const bool v1632 = v1630 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+        const unsigned int v1648 = v1630 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
         #pragma unroll 1
-        for (unsigned int v1635 = v1628; v1635 < 512u; v1635 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-          const unsigned int v1637 = v1635 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-          const unsigned int v1639 = v1637 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-          const unsigned int v1640 = v1626 + v1639;
-          const unsigned int v1642 = v1637 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-          const unsigned int v1643 = v1621 + v1642;
-          const unsigned int v1649 = v1639 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-          const unsigned int v1650 = v1649 + v1642;
-          const unsigned int v1652 = v1650 + v1630;  // kernels/gemm/gemm_tiles.hpp:360
-          const unsigned int v1655 = v1650 + v1654;  // kernels/gemm/gemm_tiles.hpp:361
-          const iron_f32x4 v4809 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1652);  // kernels/gemm/gemm_tiles.hpp:364
-          const float v1658 = v4809.v[0];
-          const float v1661 = v4809.v[1];
-          const float v1664 = v4809.v[2];
-          const float v1667 = v4809.v[3];
-          const iron_f32x4 v4810 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1655);  // kernels/gemm/gemm_tiles.hpp:365
-          const float v1670 = v4810.v[0];
-          const float v1673 = v4810.v[1];
-          const float v1676 = v4810.v[2];
-          const float v1679 = v4810.v[3];
-          const float v1680 = v1632 ? v1670 : v1658;  // kernels/gemm/gemm_tiles.hpp:367
-          const bool v1683 = v1640 < v76;  // kernels/moe/grouped_gemm.cpp:88
-          const unsigned int v1684 = v1643 - v78;
-          const bool v1685 = v1684 < v2;
-          const bool v1686 = v1683 && v1685;
-          if (v1686) {
-            const iron_bf16 v1687 = iron_f32_to_bf16(v1680);
-            const unsigned int v1688 = v1640 * v2;
-            const unsigned int v1689 = v1688 + v1643;
-            const unsigned int v1690 = v1689 - v78;
-            out[v1690] = v1687;
+        for (unsigned int v1635 = v1628; v1635 < 512u; v1635 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+          const unsigned int v1637 = v1635 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1639 = v1637 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+          const unsigned int v1642 = v1637 >> 6u;
+          const unsigned int v1643 = v1642 * 72u;
+          const unsigned int v1644 = v1643 + v1639;
+          const unsigned int v1646 = v1644 + v1630;  // kernels/gemm/gemm_tiles.hpp:368
+          const unsigned int v1649 = v1644 + v1648;  // kernels/gemm/gemm_tiles.hpp:369
+          const iron_f32x4 v4809 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1646);  // kernels/gemm/gemm_tiles.hpp:372
+          const float v1652 = v4809.v[0];
+          const float v1655 = v4809.v[1];
+          const float v1658 = v4809.v[2];
+          const float v1661 = v4809.v[3];
+          const iron_f32x4 v4810 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1649);  // kernels/gemm/gemm_tiles.hpp:373
+          const float v1664 = v4810.v[0];
+          const float v1667 = v4810.v[1];
+          const float v1670 = v4810.v[2];
+          const float v1673 = v4810.v[3];
+          const unsigned int v1676 = v1626 + v1642;  // kernels/gemm/gemm_tiles.hpp:374
+          const unsigned int v1679 = v1621 + v1639;
+          const float v1680 = v1632 ? v1664 : v1652;  // kernels/gemm/gemm_tiles.hpp:376
+          const float v1681 = v1632 ? v1667 : v1655;
+          const float v1682 = v1632 ? v1670 : v1658;
+          const float v1683 = v1632 ? v1673 : v1661;
+          const float v1684 = v1632 ? v1652 : v1664;  // kernels/gemm/gemm_tiles.hpp:379
+          const float v1685 = v1632 ? v1655 : v1667;
+          const float v1686 = v1632 ? v1658 : v1670;
+          const float v1687 = v1632 ? v1661 : v1673;
+          const bool v1690 = v1676 < v76;  // kernels/moe/grouped_gemm.cpp:88
+          const unsigned int v1691 = v1679 - v78;
+          const bool v1692 = v1691 < v2;
+          const bool v1693 = v1690 && v1692;
+          if (v1693) {
+            const iron_bf16 v1694 = iron_f32_to_bf16(v1680);
+            const unsigned int v1695 = v1676 * v2;
+            const unsigned int v1696 = v1695 + v1679;
+            const unsigned int v1697 = v1696 - v78;
+            out[v1697] = v1694;
           }
-          const float v1691 = v1632 ? v1673 : v1661;  // kernels/gemm/gemm_tiles.hpp:367
-          const unsigned int v1693 = v1643 + 1u;
-          const unsigned int v1695 = v1693 - v78;  // kernels/moe/grouped_gemm.cpp:88
-          const bool v1696 = v1695 < v2;
-          const bool v1697 = v1683 && v1696;
-          if (v1697) {
-            const iron_bf16 v1698 = iron_f32_to_bf16(v1691);
-            const unsigned int v1699 = v1640 * v2;
-            const unsigned int v1700 = v1699 + v1693;
-            const unsigned int v1701 = v1700 - v78;
-            out[v1701] = v1698;
+          const unsigned int v1699 = v1679 + 1u;  // kernels/gemm/gemm_tiles.hpp:384
+          const unsigned int v1701 = v1699 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v1702 = v1701 < v2;
+          const bool v1703 = v1690 && v1702;
+          if (v1703) {
+            const iron_bf16 v1704 = iron_f32_to_bf16(v1681);
+            const unsigned int v1705 = v1676 * v2;
+            const unsigned int v1706 = v1705 + v1699;
+            const unsigned int v1707 = v1706 - v78;
+            out[v1707] = v1704;
           }
-          const float v1702 = v1632 ? v1676 : v1664;  // kernels/gemm/gemm_tiles.hpp:367
-          const unsigned int v1704 = v1643 + 2u;
-          const unsigned int v1706 = v1704 - v78;  // kernels/moe/grouped_gemm.cpp:88
-          const bool v1707 = v1706 < v2;
-          const bool v1708 = v1683 && v1707;
-          if (v1708) {
-            const iron_bf16 v1709 = iron_f32_to_bf16(v1702);
-            const unsigned int v1710 = v1640 * v2;
-            const unsigned int v1711 = v1710 + v1704;
-            const unsigned int v1712 = v1711 - v78;
-            out[v1712] = v1709;
+          const unsigned int v1709 = v1679 + 2u;  // kernels/gemm/gemm_tiles.hpp:384
+          const unsigned int v1711 = v1709 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v1712 = v1711 < v2;
+          const bool v1713 = v1690 && v1712;
+          if (v1713) {
+            const iron_bf16 v1714 = iron_f32_to_bf16(v1682);
+            const unsigned int v1715 = v1676 * v2;
+            const unsigned int v1716 = v1715 + v1709;
+            const unsigned int v1717 = v1716 - v78;
+            out[v1717] = v1714;
           }
-          const float v1713 = v1632 ? v1679 : v1667;  // kernels/gemm/gemm_tiles.hpp:367
-          const unsigned int v1715 = v1643 + 3u;
-          const unsigned int v1717 = v1715 - v78;  // kernels/moe/grouped_gemm.cpp:88
-          const bool v1718 = v1717 < v2;
-          const bool v1719 = v1683 && v1718;
-          if (v1719) {
-            const iron_bf16 v1720 = iron_f32_to_bf16(v1713);
-            const unsigned int v1721 = v1640 * v2;
-            const unsigned int v1722 = v1721 + v1715;
-            const unsigned int v1723 = v1722 - v78;
-            out[v1723] = v1720;
+          const unsigned int v1719 = v1679 + 3u;  // kernels/gemm/gemm_tiles.hpp:384
+          const unsigned int v1721 = v1719 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v1722 = v1721 < v2;
+          const bool v1723 = v1690 && v1722;
+          if (v1723) {
+            const iron_bf16 v1724 = iron_f32_to_bf16(v1683);
+            const unsigned int v1725 = v1676 * v2;
+            const unsigned int v1726 = v1725 + v1719;
+            const unsigned int v1727 = v1726 - v78;
+            out[v1727] = v1724;
           }
-          const float v1724 = v1632 ? v1658 : v1670;  // kernels/gemm/gemm_tiles.hpp:370
-          const unsigned int v1726 = v1643 + 4u;
-          const unsigned int v1728 = v1726 - v78;  // kernels/moe/grouped_gemm.cpp:88
-          const bool v1729 = v1728 < v2;
-          const bool v1730 = v1683 && v1729;
-          if (v1730) {
-            const iron_bf16 v1731 = iron_f32_to_bf16(v1724);
-            const unsigned int v1732 = v1640 * v2;
-            const unsigned int v1733 = v1732 + v1726;
-            const unsigned int v1734 = v1733 - v78;
-            out[v1734] = v1731;
+          const unsigned int v1729 = v1679 + 4u;  // kernels/gemm/gemm_tiles.hpp:384
+          const unsigned int v1731 = v1729 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v1732 = v1731 < v2;
+          const bool v1733 = v1690 && v1732;
+          if (v1733) {
+            const iron_bf16 v1734 = iron_f32_to_bf16(v1684);
+            const unsigned int v1735 = v1676 * v2;
+            const unsigned int v1736 = v1735 + v1729;
+            const unsigned int v1737 = v1736 - v78;
+            out[v1737] = v1734;
           }
-          const float v1735 = v1632 ? v1661 : v1673;  // kernels/gemm/gemm_tiles.hpp:370
-          const unsigned int v1737 = v1643 + 5u;
-          const unsigned int v1739 = v1737 - v78;  // kernels/moe/grouped_gemm.cpp:88
-          const bool v1740 = v1739 < v2;
-          const bool v1741 = v1683 && v1740;
-          if (v1741) {
-            const iron_bf16 v1742 = iron_f32_to_bf16(v1735);
-            const unsigned int v1743 = v1640 * v2;
-            const unsigned int v1744 = v1743 + v1737;
-            const unsigned int v1745 = v1744 - v78;
-            out[v1745] = v1742;
+          const unsigned int v1739 = v1679 + 5u;  // kernels/gemm/gemm_tiles.hpp:384
+          const unsigned int v1741 = v1739 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v1742 = v1741 < v2;
+          const bool v1743 = v1690 && v1742;
+          if (v1743) {
+            const iron_bf16 v1744 = iron_f32_to_bf16(v1685);
+            const unsigned int v1745 = v1676 * v2;
+            const unsigned int v1746 = v1745 + v1739;
+            const unsigned int v1747 = v1746 - v78;
+            out[v1747] = v1744;
           }
-          const float v1746 = v1632 ? v1664 : v1676;  // kernels/gemm/gemm_tiles.hpp:370
-          const unsigned int v1748 = v1643 + 6u;
-          const unsigned int v1750 = v1748 - v78;  // kernels/moe/grouped_gemm.cpp:88
-          const bool v1751 = v1750 < v2;
-          const bool v1752 = v1683 && v1751;
-          if (v1752) {
-            const iron_bf16 v1753 = iron_f32_to_bf16(v1746);
-            const unsigned int v1754 = v1640 * v2;
-            const unsigned int v1755 = v1754 + v1748;
-            const unsigned int v1756 = v1755 - v78;
-            out[v1756] = v1753;
+          const unsigned int v1749 = v1679 + 6u;  // kernels/gemm/gemm_tiles.hpp:384
+          const unsigned int v1751 = v1749 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v1752 = v1751 < v2;
+          const bool v1753 = v1690 && v1752;
+          if (v1753) {
+            const iron_bf16 v1754 = iron_f32_to_bf16(v1686);
+            const unsigned int v1755 = v1676 * v2;
+            const unsigned int v1756 = v1755 + v1749;
+            const unsigned int v1757 = v1756 - v78;
+            out[v1757] = v1754;
           }
-          const float v1757 = v1632 ? v1667 : v1679;  // kernels/gemm/gemm_tiles.hpp:370
-          const unsigned int v1759 = v1643 + 7u;
+          const unsigned int v1759 = v1679 + 7u;  // kernels/gemm/gemm_tiles.hpp:384
           const unsigned int v1761 = v1759 - v78;  // kernels/moe/grouped_gemm.cpp:88
           const bool v1762 = v1761 < v2;
-          const bool v1763 = v1683 && v1762;
+          const bool v1763 = v1690 && v1762;
           if (v1763) {
-            const iron_bf16 v1764 = iron_f32_to_bf16(v1757);
-            const unsigned int v1765 = v1640 * v2;
+            const iron_bf16 v1764 = iron_f32_to_bf16(v1687);
+            const unsigned int v1765 = v1676 * v2;
             const unsigned int v1766 = v1765 + v1759;
             const unsigned int v1767 = v1766 - v78;
             out[v1767] = v1764;
           }
         }
       } else {
-        const unsigned int v1769 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
+        const unsigned int v1769 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:448
 
         #pragma unroll 1
-        for (unsigned int v1772 = v1769; v1772 < 4096u; v1772 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-          const unsigned int v1774 = v1772 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+        for (unsigned int v1772 = v1769; v1772 < 4096u; v1772 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+          const unsigned int v1774 = v1772 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
           const unsigned int v1775 = v1626 + v1774;
-          const unsigned int v1777 = v1772 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+          const unsigned int v1777 = v1772 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
           const unsigned int v1778 = v1621 + v1777;
-          const bool v1779 = v1775 < v76;  // kernels/gemm/gemm_tiles.hpp:388
+          const bool v1779 = v1775 < v76;  // kernels/gemm/gemm_tiles.hpp:408
           const bool v1780 = v1778 < v79;
           const bool v1781 = v1779 && v1780;
           if (v1781) {
@@ -1788,7 +1788,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g128_b
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
     }
   } else {
     const unsigned int v3152 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64

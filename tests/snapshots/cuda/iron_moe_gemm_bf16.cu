@@ -335,17 +335,17 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const unsigned int v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const unsigned int v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const unsigned int v271 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:505
+    const unsigned int v271 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:506
     const bool v272 = v271 < 8u;
-    const unsigned int v275 = v271 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
+    const unsigned int v275 = v271 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:424
     iron_frag<float, 2, 16, 128> v277;
     iron_frag_fill(v277, 0.0f);
     const unsigned int v280 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
     const bool v281 = v280 == v28;
-    if (v281) {  // kernels/gemm/gemm_warpgroup.hpp:528
-      const bool v3973 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:529
+    if (v281) {  // kernels/gemm/gemm_warpgroup.hpp:529
+      const bool v3973 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:530
       if (v3973) {
-        const unsigned int v3977 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
+        const unsigned int v3977 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
         const unsigned int v3980 = v271 << 5u;
         const unsigned int v3981 = v3980 + v3977;
         const unsigned int v3982 = v3981 >> 3u;
@@ -422,10 +422,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4055 ^ (((v4055 >> 6u) & 7u) << 3u)), w + v4052, v4049);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
       const bool v4058 = 64u < v3;
       if (v4058) {
-        const unsigned int v4062 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
+        const unsigned int v4062 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
         const unsigned int v4065 = v271 << 5u;
         const unsigned int v4066 = v4065 + v4062;
         const unsigned int v4067 = v4066 >> 3u;
@@ -510,7 +510,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4140 ^ (((v4140 >> 6u) & 7u) << 3u)), w + v4137, v4134);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
 
       for (unsigned int v3120 = v28; v3120 < v3; v3120 += 64u) {
         const unsigned int v3122 = v3120 >> 6u;
@@ -518,8 +518,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
         if (v272) {
-          const unsigned int v3126 = v3124 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-          const unsigned int v3133 = v275 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
+          const unsigned int v3126 = v3124 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:537
+          const unsigned int v3133 = v275 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
           const unsigned int v3134 = v3133 << 6u;
           const unsigned int v3135 = v3126 + v3134;
           const unsigned int v3619 = v271 & 3u;
@@ -561,13 +561,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3661, shm4, v3657, 64u);
           iron_frag_mma_sync(v277, v3659, v3661);
         }
-        const unsigned int v3141 = v3120 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:529
+        const unsigned int v3141 = v3120 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:530
         const unsigned int v3143 = v3122 + 2u;
         const unsigned int v3144 = v3143 % 3u;
         const bool v3145 = v3141 < v3;
         if (v3145) {
-          const unsigned int v3147 = v3144 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
-          const unsigned int v3150 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
+          const unsigned int v3147 = v3144 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:533
+          const unsigned int v3150 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
           const unsigned int v3152 = v271 << 5u;
           const unsigned int v3153 = v3152 + v3150;
           const unsigned int v3157 = v3153 >> 3u;
@@ -652,14 +652,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             iron_copy_async<16>(shm4 + (v3291 ^ (((v3291 >> 6u) & 7u) << 3u)), w + v3287, v3283);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
       }
       __syncthreads();
     } else {
       const unsigned int v310 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
       const unsigned int v311 = threadIdx.x;
 
-      for (unsigned int v308 = v28; v308 < v3; v308 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
+      for (unsigned int v308 = v28; v308 < v3; v308 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
         for (unsigned int v313 = v311; v313 < 8192u; v313 += v310) {  // kernels/gemm/gemm_tiles.hpp:105
           const unsigned int v315 = v313 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v317 = v313 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -705,9 +705,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             shm4[(v361 ^ (((v361 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
-        if (v272) {  // kernels/gemm/gemm_warpgroup.hpp:520
-          const unsigned int v369 = v275 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
+        if (v272) {  // kernels/gemm/gemm_warpgroup.hpp:521
+          const unsigned int v369 = v275 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
           const unsigned int v370 = v369 << 6u;
           const unsigned int v3664 = v271 & 3u;
           const unsigned int v3666 = v3664 << 4u;
@@ -745,19 +745,19 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3706, shm4, 48u, 64u);
           iron_frag_mma_sync(v277, v3704, v3706);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
       }
     }
-    const unsigned int v375 = v271 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
+    const unsigned int v375 = v271 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v376 = v375 << 4u;
     const unsigned int v378 = v275 << 6u;
     const unsigned int v379 = v75 + v378;
     const unsigned int v380 = v379 + v376;
-    const unsigned int v381 = static_cast<unsigned int>(v277.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v381 = static_cast<unsigned int>(v277.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v382 = v380 + v381;
-    const unsigned int v383 = static_cast<unsigned int>(v277.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v383 = static_cast<unsigned int>(v277.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v384 = v79 + v383;
-    const bool v385 = v382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v385 = v382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v386 = v272 && v385;
     const bool v387 = v384 < v80;
     const bool v388 = v386 && v387;
@@ -775,11 +775,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v397] = v394;
       }
     }
-    const unsigned int v398 = static_cast<unsigned int>(v277.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v398 = static_cast<unsigned int>(v277.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v399 = v380 + v398;
-    const unsigned int v400 = static_cast<unsigned int>(v277.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v400 = static_cast<unsigned int>(v277.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v401 = v79 + v400;
-    const bool v402 = v399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v402 = v399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v403 = v272 && v402;
     const bool v404 = v401 < v80;
     const bool v405 = v403 && v404;
@@ -797,11 +797,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v414] = v411;
       }
     }
-    const unsigned int v415 = static_cast<unsigned int>(v277.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v415 = static_cast<unsigned int>(v277.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v416 = v380 + v415;
-    const unsigned int v417 = static_cast<unsigned int>(v277.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v417 = static_cast<unsigned int>(v277.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v418 = v79 + v417;
-    const bool v419 = v416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v419 = v416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v420 = v272 && v419;
     const bool v421 = v418 < v80;
     const bool v422 = v420 && v421;
@@ -819,11 +819,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v431] = v428;
       }
     }
-    const unsigned int v432 = static_cast<unsigned int>(v277.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v432 = static_cast<unsigned int>(v277.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v433 = v380 + v432;
-    const unsigned int v434 = static_cast<unsigned int>(v277.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v434 = static_cast<unsigned int>(v277.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v435 = v79 + v434;
-    const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v437 = v272 && v436;
     const bool v438 = v435 < v80;
     const bool v439 = v437 && v438;
@@ -841,11 +841,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v448] = v445;
       }
     }
-    const unsigned int v449 = static_cast<unsigned int>(v277.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v449 = static_cast<unsigned int>(v277.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v450 = v380 + v449;
-    const unsigned int v451 = static_cast<unsigned int>(v277.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v451 = static_cast<unsigned int>(v277.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v452 = v79 + v451;
-    const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v454 = v272 && v453;
     const bool v455 = v452 < v80;
     const bool v456 = v454 && v455;
@@ -863,11 +863,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v465] = v462;
       }
     }
-    const unsigned int v466 = static_cast<unsigned int>(v277.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v466 = static_cast<unsigned int>(v277.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v467 = v380 + v466;
-    const unsigned int v468 = static_cast<unsigned int>(v277.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v468 = static_cast<unsigned int>(v277.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v469 = v79 + v468;
-    const bool v470 = v467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v470 = v467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v471 = v272 && v470;
     const bool v472 = v469 < v80;
     const bool v473 = v471 && v472;
@@ -885,11 +885,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v482] = v479;
       }
     }
-    const unsigned int v483 = static_cast<unsigned int>(v277.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v483 = static_cast<unsigned int>(v277.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v484 = v380 + v483;
-    const unsigned int v485 = static_cast<unsigned int>(v277.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v485 = static_cast<unsigned int>(v277.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v486 = v79 + v485;
-    const bool v487 = v484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v487 = v484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v488 = v272 && v487;
     const bool v489 = v486 < v80;
     const bool v490 = v488 && v489;
@@ -907,11 +907,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v499] = v496;
       }
     }
-    const unsigned int v500 = static_cast<unsigned int>(v277.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v500 = static_cast<unsigned int>(v277.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v501 = v380 + v500;
-    const unsigned int v502 = static_cast<unsigned int>(v277.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v502 = static_cast<unsigned int>(v277.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v503 = v79 + v502;
-    const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v505 = v272 && v504;
     const bool v506 = v503 < v80;
     const bool v507 = v505 && v506;
@@ -929,11 +929,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v516] = v513;
       }
     }
-    const unsigned int v517 = static_cast<unsigned int>(v277.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v517 = static_cast<unsigned int>(v277.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v518 = v380 + v517;
-    const unsigned int v519 = static_cast<unsigned int>(v277.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v519 = static_cast<unsigned int>(v277.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v520 = v79 + v519;
-    const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v522 = v272 && v521;
     const bool v523 = v520 < v80;
     const bool v524 = v522 && v523;
@@ -951,11 +951,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v533] = v530;
       }
     }
-    const unsigned int v534 = static_cast<unsigned int>(v277.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v534 = static_cast<unsigned int>(v277.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v535 = v380 + v534;
-    const unsigned int v536 = static_cast<unsigned int>(v277.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v536 = static_cast<unsigned int>(v277.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v537 = v79 + v536;
-    const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v539 = v272 && v538;
     const bool v540 = v537 < v80;
     const bool v541 = v539 && v540;
@@ -973,11 +973,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v550] = v547;
       }
     }
-    const unsigned int v551 = static_cast<unsigned int>(v277.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v551 = static_cast<unsigned int>(v277.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v552 = v380 + v551;
-    const unsigned int v553 = static_cast<unsigned int>(v277.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v553 = static_cast<unsigned int>(v277.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v554 = v79 + v553;
-    const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v556 = v272 && v555;
     const bool v557 = v554 < v80;
     const bool v558 = v556 && v557;
@@ -995,11 +995,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v567] = v564;
       }
     }
-    const unsigned int v568 = static_cast<unsigned int>(v277.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v568 = static_cast<unsigned int>(v277.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v569 = v380 + v568;
-    const unsigned int v570 = static_cast<unsigned int>(v277.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v570 = static_cast<unsigned int>(v277.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v571 = v79 + v570;
-    const bool v572 = v569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v572 = v569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v573 = v272 && v572;
     const bool v574 = v571 < v80;
     const bool v575 = v573 && v574;
@@ -1017,11 +1017,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v584] = v581;
       }
     }
-    const unsigned int v585 = static_cast<unsigned int>(v277.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v585 = static_cast<unsigned int>(v277.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v586 = v380 + v585;
-    const unsigned int v587 = static_cast<unsigned int>(v277.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v587 = static_cast<unsigned int>(v277.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v588 = v79 + v587;
-    const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v590 = v272 && v589;
     const bool v591 = v588 < v80;
     const bool v592 = v590 && v591;
@@ -1039,11 +1039,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v601] = v598;
       }
     }
-    const unsigned int v602 = static_cast<unsigned int>(v277.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v602 = static_cast<unsigned int>(v277.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v603 = v380 + v602;
-    const unsigned int v604 = static_cast<unsigned int>(v277.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v604 = static_cast<unsigned int>(v277.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v605 = v79 + v604;
-    const bool v606 = v603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v606 = v603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v607 = v272 && v606;
     const bool v608 = v605 < v80;
     const bool v609 = v607 && v608;
@@ -1061,11 +1061,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v618] = v615;
       }
     }
-    const unsigned int v619 = static_cast<unsigned int>(v277.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v619 = static_cast<unsigned int>(v277.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v620 = v380 + v619;
-    const unsigned int v621 = static_cast<unsigned int>(v277.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v621 = static_cast<unsigned int>(v277.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v622 = v79 + v621;
-    const bool v623 = v620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v623 = v620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v624 = v272 && v623;
     const bool v625 = v622 < v80;
     const bool v626 = v624 && v625;
@@ -1083,11 +1083,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v635] = v632;
       }
     }
-    const unsigned int v636 = static_cast<unsigned int>(v277.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v636 = static_cast<unsigned int>(v277.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v637 = v380 + v636;
-    const unsigned int v638 = static_cast<unsigned int>(v277.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v638 = static_cast<unsigned int>(v277.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v639 = v79 + v638;
-    const bool v640 = v637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v640 = v637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v641 = v272 && v640;
     const bool v642 = v639 < v80;
     const bool v643 = v641 && v642;
@@ -1105,11 +1105,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v652] = v649;
       }
     }
-    const unsigned int v653 = static_cast<unsigned int>(v277.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v653 = static_cast<unsigned int>(v277.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v654 = v380 + v653;
-    const unsigned int v655 = static_cast<unsigned int>(v277.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v655 = static_cast<unsigned int>(v277.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v656 = v79 + v655;
-    const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v658 = v272 && v657;
     const bool v659 = v656 < v80;
     const bool v660 = v658 && v659;
@@ -1127,11 +1127,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v669] = v666;
       }
     }
-    const unsigned int v670 = static_cast<unsigned int>(v277.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v670 = static_cast<unsigned int>(v277.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v671 = v380 + v670;
-    const unsigned int v672 = static_cast<unsigned int>(v277.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v672 = static_cast<unsigned int>(v277.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v673 = v79 + v672;
-    const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v675 = v272 && v674;
     const bool v676 = v673 < v80;
     const bool v677 = v675 && v676;
@@ -1149,11 +1149,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v686] = v683;
       }
     }
-    const unsigned int v687 = static_cast<unsigned int>(v277.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v687 = static_cast<unsigned int>(v277.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v688 = v380 + v687;
-    const unsigned int v689 = static_cast<unsigned int>(v277.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v689 = static_cast<unsigned int>(v277.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v690 = v79 + v689;
-    const bool v691 = v688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v691 = v688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v692 = v272 && v691;
     const bool v693 = v690 < v80;
     const bool v694 = v692 && v693;
@@ -1171,11 +1171,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v703] = v700;
       }
     }
-    const unsigned int v704 = static_cast<unsigned int>(v277.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v704 = static_cast<unsigned int>(v277.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v705 = v380 + v704;
-    const unsigned int v706 = static_cast<unsigned int>(v277.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v706 = static_cast<unsigned int>(v277.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v707 = v79 + v706;
-    const bool v708 = v705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v708 = v705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v709 = v272 && v708;
     const bool v710 = v707 < v80;
     const bool v711 = v709 && v710;
@@ -1193,11 +1193,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v720] = v717;
       }
     }
-    const unsigned int v721 = static_cast<unsigned int>(v277.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v721 = static_cast<unsigned int>(v277.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v722 = v380 + v721;
-    const unsigned int v723 = static_cast<unsigned int>(v277.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v723 = static_cast<unsigned int>(v277.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v724 = v79 + v723;
-    const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v726 = v272 && v725;
     const bool v727 = v724 < v80;
     const bool v728 = v726 && v727;
@@ -1215,11 +1215,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v737] = v734;
       }
     }
-    const unsigned int v738 = static_cast<unsigned int>(v277.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v738 = static_cast<unsigned int>(v277.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v739 = v380 + v738;
-    const unsigned int v740 = static_cast<unsigned int>(v277.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v740 = static_cast<unsigned int>(v277.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v741 = v79 + v740;
-    const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v743 = v272 && v742;
     const bool v744 = v741 < v80;
     const bool v745 = v743 && v744;
@@ -1237,11 +1237,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v754] = v751;
       }
     }
-    const unsigned int v755 = static_cast<unsigned int>(v277.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v755 = static_cast<unsigned int>(v277.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v756 = v380 + v755;
-    const unsigned int v757 = static_cast<unsigned int>(v277.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v757 = static_cast<unsigned int>(v277.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v758 = v79 + v757;
-    const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v760 = v272 && v759;
     const bool v761 = v758 < v80;
     const bool v762 = v760 && v761;
@@ -1259,11 +1259,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v771] = v768;
       }
     }
-    const unsigned int v772 = static_cast<unsigned int>(v277.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v772 = static_cast<unsigned int>(v277.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v773 = v380 + v772;
-    const unsigned int v774 = static_cast<unsigned int>(v277.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v774 = static_cast<unsigned int>(v277.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v775 = v79 + v774;
-    const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v777 = v272 && v776;
     const bool v778 = v775 < v80;
     const bool v779 = v777 && v778;
@@ -1281,11 +1281,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v788] = v785;
       }
     }
-    const unsigned int v789 = static_cast<unsigned int>(v277.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v789 = static_cast<unsigned int>(v277.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v790 = v380 + v789;
-    const unsigned int v791 = static_cast<unsigned int>(v277.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v791 = static_cast<unsigned int>(v277.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v792 = v79 + v791;
-    const bool v793 = v790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v793 = v790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v794 = v272 && v793;
     const bool v795 = v792 < v80;
     const bool v796 = v794 && v795;
@@ -1303,11 +1303,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v805] = v802;
       }
     }
-    const unsigned int v806 = static_cast<unsigned int>(v277.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v806 = static_cast<unsigned int>(v277.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v807 = v380 + v806;
-    const unsigned int v808 = static_cast<unsigned int>(v277.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v808 = static_cast<unsigned int>(v277.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v809 = v79 + v808;
-    const bool v810 = v807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v810 = v807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v811 = v272 && v810;
     const bool v812 = v809 < v80;
     const bool v813 = v811 && v812;
@@ -1325,11 +1325,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v822] = v819;
       }
     }
-    const unsigned int v823 = static_cast<unsigned int>(v277.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v823 = static_cast<unsigned int>(v277.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v824 = v380 + v823;
-    const unsigned int v825 = static_cast<unsigned int>(v277.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v825 = static_cast<unsigned int>(v277.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v826 = v79 + v825;
-    const bool v827 = v824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v827 = v824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v828 = v272 && v827;
     const bool v829 = v826 < v80;
     const bool v830 = v828 && v829;
@@ -1347,11 +1347,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v839] = v836;
       }
     }
-    const unsigned int v840 = static_cast<unsigned int>(v277.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v840 = static_cast<unsigned int>(v277.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v841 = v380 + v840;
-    const unsigned int v842 = static_cast<unsigned int>(v277.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v842 = static_cast<unsigned int>(v277.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v843 = v79 + v842;
-    const bool v844 = v841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v844 = v841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v845 = v272 && v844;
     const bool v846 = v843 < v80;
     const bool v847 = v845 && v846;
@@ -1369,11 +1369,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v856] = v853;
       }
     }
-    const unsigned int v857 = static_cast<unsigned int>(v277.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v857 = static_cast<unsigned int>(v277.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v858 = v380 + v857;
-    const unsigned int v859 = static_cast<unsigned int>(v277.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v859 = static_cast<unsigned int>(v277.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v860 = v79 + v859;
-    const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v862 = v272 && v861;
     const bool v863 = v860 < v80;
     const bool v864 = v862 && v863;
@@ -1391,11 +1391,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v873] = v870;
       }
     }
-    const unsigned int v874 = static_cast<unsigned int>(v277.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v874 = static_cast<unsigned int>(v277.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v875 = v380 + v874;
-    const unsigned int v876 = static_cast<unsigned int>(v277.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v876 = static_cast<unsigned int>(v277.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v877 = v79 + v876;
-    const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v879 = v272 && v878;
     const bool v880 = v877 < v80;
     const bool v881 = v879 && v880;
@@ -1413,11 +1413,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v890] = v887;
       }
     }
-    const unsigned int v891 = static_cast<unsigned int>(v277.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v891 = static_cast<unsigned int>(v277.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v892 = v380 + v891;
-    const unsigned int v893 = static_cast<unsigned int>(v277.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v893 = static_cast<unsigned int>(v277.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v894 = v79 + v893;
-    const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v896 = v272 && v895;
     const bool v897 = v894 < v80;
     const bool v898 = v896 && v897;
@@ -1435,11 +1435,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v907] = v904;
       }
     }
-    const unsigned int v908 = static_cast<unsigned int>(v277.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v908 = static_cast<unsigned int>(v277.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v909 = v380 + v908;
-    const unsigned int v910 = static_cast<unsigned int>(v277.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v910 = static_cast<unsigned int>(v277.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v911 = v79 + v910;
-    const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v913 = v272 && v912;
     const bool v914 = v911 < v80;
     const bool v915 = v913 && v914;
@@ -1457,11 +1457,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v924] = v921;
       }
     }
-    const unsigned int v925 = static_cast<unsigned int>(v277.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v925 = static_cast<unsigned int>(v277.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v926 = v380 + v925;
-    const unsigned int v927 = static_cast<unsigned int>(v277.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v927 = static_cast<unsigned int>(v277.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v928 = v79 + v927;
-    const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v930 = v272 && v929;
     const bool v931 = v928 < v80;
     const bool v932 = v930 && v931;
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v941] = v938;
       }
     }
-    const unsigned int v942 = static_cast<unsigned int>(v277.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v942 = static_cast<unsigned int>(v277.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v943 = v380 + v942;
-    const unsigned int v944 = static_cast<unsigned int>(v277.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v944 = static_cast<unsigned int>(v277.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v945 = v79 + v944;
-    const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v947 = v272 && v946;
     const bool v948 = v945 < v80;
     const bool v949 = v947 && v948;
@@ -1501,11 +1501,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v958] = v955;
       }
     }
-    const unsigned int v959 = static_cast<unsigned int>(v277.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v959 = static_cast<unsigned int>(v277.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v960 = v380 + v959;
-    const unsigned int v961 = static_cast<unsigned int>(v277.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v961 = static_cast<unsigned int>(v277.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v962 = v79 + v961;
-    const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v964 = v272 && v963;
     const bool v965 = v962 < v80;
     const bool v966 = v964 && v965;
@@ -1523,11 +1523,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v975] = v972;
       }
     }
-    const unsigned int v976 = static_cast<unsigned int>(v277.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v976 = static_cast<unsigned int>(v277.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v977 = v380 + v976;
-    const unsigned int v978 = static_cast<unsigned int>(v277.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v978 = static_cast<unsigned int>(v277.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v979 = v79 + v978;
-    const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v981 = v272 && v980;
     const bool v982 = v979 < v80;
     const bool v983 = v981 && v982;
@@ -1545,11 +1545,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v992] = v989;
       }
     }
-    const unsigned int v993 = static_cast<unsigned int>(v277.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v993 = static_cast<unsigned int>(v277.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v994 = v380 + v993;
-    const unsigned int v995 = static_cast<unsigned int>(v277.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v995 = static_cast<unsigned int>(v277.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v996 = v79 + v995;
-    const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v998 = v272 && v997;
     const bool v999 = v996 < v80;
     const bool v1000 = v998 && v999;
@@ -1567,11 +1567,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1009] = v1006;
       }
     }
-    const unsigned int v1010 = static_cast<unsigned int>(v277.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1010 = static_cast<unsigned int>(v277.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1011 = v380 + v1010;
-    const unsigned int v1012 = static_cast<unsigned int>(v277.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1012 = static_cast<unsigned int>(v277.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1013 = v79 + v1012;
-    const bool v1014 = v1011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1014 = v1011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1015 = v272 && v1014;
     const bool v1016 = v1013 < v80;
     const bool v1017 = v1015 && v1016;
@@ -1589,11 +1589,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1026] = v1023;
       }
     }
-    const unsigned int v1027 = static_cast<unsigned int>(v277.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1027 = static_cast<unsigned int>(v277.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1028 = v380 + v1027;
-    const unsigned int v1029 = static_cast<unsigned int>(v277.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1029 = static_cast<unsigned int>(v277.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1030 = v79 + v1029;
-    const bool v1031 = v1028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1031 = v1028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1032 = v272 && v1031;
     const bool v1033 = v1030 < v80;
     const bool v1034 = v1032 && v1033;
@@ -1611,11 +1611,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1043] = v1040;
       }
     }
-    const unsigned int v1044 = static_cast<unsigned int>(v277.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1044 = static_cast<unsigned int>(v277.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1045 = v380 + v1044;
-    const unsigned int v1046 = static_cast<unsigned int>(v277.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1046 = static_cast<unsigned int>(v277.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1047 = v79 + v1046;
-    const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1049 = v272 && v1048;
     const bool v1050 = v1047 < v80;
     const bool v1051 = v1049 && v1050;
@@ -1633,11 +1633,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1060] = v1057;
       }
     }
-    const unsigned int v1061 = static_cast<unsigned int>(v277.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1061 = static_cast<unsigned int>(v277.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1062 = v380 + v1061;
-    const unsigned int v1063 = static_cast<unsigned int>(v277.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1063 = static_cast<unsigned int>(v277.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1064 = v79 + v1063;
-    const bool v1065 = v1062 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1065 = v1062 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1066 = v272 && v1065;
     const bool v1067 = v1064 < v80;
     const bool v1068 = v1066 && v1067;
@@ -1655,11 +1655,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1077] = v1074;
       }
     }
-    const unsigned int v1078 = static_cast<unsigned int>(v277.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1078 = static_cast<unsigned int>(v277.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1079 = v380 + v1078;
-    const unsigned int v1080 = static_cast<unsigned int>(v277.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1080 = static_cast<unsigned int>(v277.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1081 = v79 + v1080;
-    const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1083 = v272 && v1082;
     const bool v1084 = v1081 < v80;
     const bool v1085 = v1083 && v1084;
@@ -1677,11 +1677,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1094] = v1091;
       }
     }
-    const unsigned int v1095 = static_cast<unsigned int>(v277.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1095 = static_cast<unsigned int>(v277.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1096 = v380 + v1095;
-    const unsigned int v1097 = static_cast<unsigned int>(v277.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1097 = static_cast<unsigned int>(v277.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1098 = v79 + v1097;
-    const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1100 = v272 && v1099;
     const bool v1101 = v1098 < v80;
     const bool v1102 = v1100 && v1101;
@@ -1699,11 +1699,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1111] = v1108;
       }
     }
-    const unsigned int v1112 = static_cast<unsigned int>(v277.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1112 = static_cast<unsigned int>(v277.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1113 = v380 + v1112;
-    const unsigned int v1114 = static_cast<unsigned int>(v277.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1114 = static_cast<unsigned int>(v277.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1115 = v79 + v1114;
-    const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1117 = v272 && v1116;
     const bool v1118 = v1115 < v80;
     const bool v1119 = v1117 && v1118;
@@ -1721,11 +1721,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1128] = v1125;
       }
     }
-    const unsigned int v1129 = static_cast<unsigned int>(v277.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1129 = static_cast<unsigned int>(v277.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1130 = v380 + v1129;
-    const unsigned int v1131 = static_cast<unsigned int>(v277.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1131 = static_cast<unsigned int>(v277.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1132 = v79 + v1131;
-    const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1134 = v272 && v1133;
     const bool v1135 = v1132 < v80;
     const bool v1136 = v1134 && v1135;
@@ -1743,11 +1743,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1145] = v1142;
       }
     }
-    const unsigned int v1146 = static_cast<unsigned int>(v277.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1146 = static_cast<unsigned int>(v277.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1147 = v380 + v1146;
-    const unsigned int v1148 = static_cast<unsigned int>(v277.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1148 = static_cast<unsigned int>(v277.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1149 = v79 + v1148;
-    const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1151 = v272 && v1150;
     const bool v1152 = v1149 < v80;
     const bool v1153 = v1151 && v1152;
@@ -1765,11 +1765,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1162] = v1159;
       }
     }
-    const unsigned int v1163 = static_cast<unsigned int>(v277.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1163 = static_cast<unsigned int>(v277.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1164 = v380 + v1163;
-    const unsigned int v1165 = static_cast<unsigned int>(v277.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1165 = static_cast<unsigned int>(v277.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1166 = v79 + v1165;
-    const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1168 = v272 && v1167;
     const bool v1169 = v1166 < v80;
     const bool v1170 = v1168 && v1169;
@@ -1787,11 +1787,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1179] = v1176;
       }
     }
-    const unsigned int v1180 = static_cast<unsigned int>(v277.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1180 = static_cast<unsigned int>(v277.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1181 = v380 + v1180;
-    const unsigned int v1182 = static_cast<unsigned int>(v277.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1182 = static_cast<unsigned int>(v277.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1183 = v79 + v1182;
-    const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1185 = v272 && v1184;
     const bool v1186 = v1183 < v80;
     const bool v1187 = v1185 && v1186;
@@ -1809,11 +1809,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1196] = v1193;
       }
     }
-    const unsigned int v1197 = static_cast<unsigned int>(v277.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1197 = static_cast<unsigned int>(v277.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1198 = v380 + v1197;
-    const unsigned int v1199 = static_cast<unsigned int>(v277.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1199 = static_cast<unsigned int>(v277.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1200 = v79 + v1199;
-    const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1202 = v272 && v1201;
     const bool v1203 = v1200 < v80;
     const bool v1204 = v1202 && v1203;
@@ -1831,11 +1831,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1213] = v1210;
       }
     }
-    const unsigned int v1214 = static_cast<unsigned int>(v277.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1214 = static_cast<unsigned int>(v277.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1215 = v380 + v1214;
-    const unsigned int v1216 = static_cast<unsigned int>(v277.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1216 = static_cast<unsigned int>(v277.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1217 = v79 + v1216;
-    const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1219 = v272 && v1218;
     const bool v1220 = v1217 < v80;
     const bool v1221 = v1219 && v1220;
@@ -1853,11 +1853,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1230] = v1227;
       }
     }
-    const unsigned int v1231 = static_cast<unsigned int>(v277.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1231 = static_cast<unsigned int>(v277.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1232 = v380 + v1231;
-    const unsigned int v1233 = static_cast<unsigned int>(v277.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1233 = static_cast<unsigned int>(v277.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1234 = v79 + v1233;
-    const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1236 = v272 && v1235;
     const bool v1237 = v1234 < v80;
     const bool v1238 = v1236 && v1237;
@@ -1875,11 +1875,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1247] = v1244;
       }
     }
-    const unsigned int v1248 = static_cast<unsigned int>(v277.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1248 = static_cast<unsigned int>(v277.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1249 = v380 + v1248;
-    const unsigned int v1250 = static_cast<unsigned int>(v277.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1250 = static_cast<unsigned int>(v277.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1251 = v79 + v1250;
-    const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1253 = v272 && v1252;
     const bool v1254 = v1251 < v80;
     const bool v1255 = v1253 && v1254;
@@ -1897,11 +1897,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1264] = v1261;
       }
     }
-    const unsigned int v1265 = static_cast<unsigned int>(v277.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1265 = static_cast<unsigned int>(v277.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1266 = v380 + v1265;
-    const unsigned int v1267 = static_cast<unsigned int>(v277.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1267 = static_cast<unsigned int>(v277.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1268 = v79 + v1267;
-    const bool v1269 = v1266 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1269 = v1266 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1270 = v272 && v1269;
     const bool v1271 = v1268 < v80;
     const bool v1272 = v1270 && v1271;
@@ -1919,11 +1919,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1281] = v1278;
       }
     }
-    const unsigned int v1282 = static_cast<unsigned int>(v277.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1282 = static_cast<unsigned int>(v277.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1283 = v380 + v1282;
-    const unsigned int v1284 = static_cast<unsigned int>(v277.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1284 = static_cast<unsigned int>(v277.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1285 = v79 + v1284;
-    const bool v1286 = v1283 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1286 = v1283 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1287 = v272 && v1286;
     const bool v1288 = v1285 < v80;
     const bool v1289 = v1287 && v1288;
@@ -1941,11 +1941,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1298] = v1295;
       }
     }
-    const unsigned int v1299 = static_cast<unsigned int>(v277.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1299 = static_cast<unsigned int>(v277.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1300 = v380 + v1299;
-    const unsigned int v1301 = static_cast<unsigned int>(v277.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1301 = static_cast<unsigned int>(v277.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1302 = v79 + v1301;
-    const bool v1303 = v1300 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1303 = v1300 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1304 = v272 && v1303;
     const bool v1305 = v1302 < v80;
     const bool v1306 = v1304 && v1305;
@@ -1963,11 +1963,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1315] = v1312;
       }
     }
-    const unsigned int v1316 = static_cast<unsigned int>(v277.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1316 = static_cast<unsigned int>(v277.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1317 = v380 + v1316;
-    const unsigned int v1318 = static_cast<unsigned int>(v277.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1318 = static_cast<unsigned int>(v277.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1319 = v79 + v1318;
-    const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1321 = v272 && v1320;
     const bool v1322 = v1319 < v80;
     const bool v1323 = v1321 && v1322;
@@ -1985,11 +1985,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1332] = v1329;
       }
     }
-    const unsigned int v1333 = static_cast<unsigned int>(v277.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1333 = static_cast<unsigned int>(v277.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1334 = v380 + v1333;
-    const unsigned int v1335 = static_cast<unsigned int>(v277.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1335 = static_cast<unsigned int>(v277.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1336 = v79 + v1335;
-    const bool v1337 = v1334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1337 = v1334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1338 = v272 && v1337;
     const bool v1339 = v1336 < v80;
     const bool v1340 = v1338 && v1339;
@@ -2007,11 +2007,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1349] = v1346;
       }
     }
-    const unsigned int v1350 = static_cast<unsigned int>(v277.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1350 = static_cast<unsigned int>(v277.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1351 = v380 + v1350;
-    const unsigned int v1352 = static_cast<unsigned int>(v277.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1352 = static_cast<unsigned int>(v277.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1353 = v79 + v1352;
-    const bool v1354 = v1351 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1354 = v1351 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1355 = v272 && v1354;
     const bool v1356 = v1353 < v80;
     const bool v1357 = v1355 && v1356;
@@ -2029,11 +2029,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1366] = v1363;
       }
     }
-    const unsigned int v1367 = static_cast<unsigned int>(v277.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1367 = static_cast<unsigned int>(v277.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1368 = v380 + v1367;
-    const unsigned int v1369 = static_cast<unsigned int>(v277.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1369 = static_cast<unsigned int>(v277.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1370 = v79 + v1369;
-    const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1372 = v272 && v1371;
     const bool v1373 = v1370 < v80;
     const bool v1374 = v1372 && v1373;
@@ -2051,11 +2051,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1383] = v1380;
       }
     }
-    const unsigned int v1384 = static_cast<unsigned int>(v277.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1384 = static_cast<unsigned int>(v277.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1385 = v380 + v1384;
-    const unsigned int v1386 = static_cast<unsigned int>(v277.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1386 = static_cast<unsigned int>(v277.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1387 = v79 + v1386;
-    const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1389 = v272 && v1388;
     const bool v1390 = v1387 < v80;
     const bool v1391 = v1389 && v1390;
@@ -2073,11 +2073,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1400] = v1397;
       }
     }
-    const unsigned int v1401 = static_cast<unsigned int>(v277.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1401 = static_cast<unsigned int>(v277.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1402 = v380 + v1401;
-    const unsigned int v1403 = static_cast<unsigned int>(v277.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1403 = static_cast<unsigned int>(v277.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1404 = v79 + v1403;
-    const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1406 = v272 && v1405;
     const bool v1407 = v1404 < v80;
     const bool v1408 = v1406 && v1407;
@@ -2095,11 +2095,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1417] = v1414;
       }
     }
-    const unsigned int v1418 = static_cast<unsigned int>(v277.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1418 = static_cast<unsigned int>(v277.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1419 = v380 + v1418;
-    const unsigned int v1420 = static_cast<unsigned int>(v277.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1420 = static_cast<unsigned int>(v277.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1421 = v79 + v1420;
-    const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1423 = v272 && v1422;
     const bool v1424 = v1421 < v80;
     const bool v1425 = v1423 && v1424;
@@ -2117,11 +2117,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1434] = v1431;
       }
     }
-    const unsigned int v1435 = static_cast<unsigned int>(v277.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1435 = static_cast<unsigned int>(v277.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1436 = v380 + v1435;
-    const unsigned int v1437 = static_cast<unsigned int>(v277.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1437 = static_cast<unsigned int>(v277.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1438 = v79 + v1437;
-    const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1440 = v272 && v1439;
     const bool v1441 = v1438 < v80;
     const bool v1442 = v1440 && v1441;
@@ -2139,11 +2139,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1451] = v1448;
       }
     }
-    const unsigned int v1452 = static_cast<unsigned int>(v277.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1452 = static_cast<unsigned int>(v277.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1453 = v380 + v1452;
-    const unsigned int v1454 = static_cast<unsigned int>(v277.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1454 = static_cast<unsigned int>(v277.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1455 = v79 + v1454;
-    const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1457 = v272 && v1456;
     const bool v1458 = v1455 < v80;
     const bool v1459 = v1457 && v1458;
@@ -2161,13 +2161,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1468] = v1465;
       }
     }
-    const unsigned int v1470 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
-    iron_frag<float, 2, 16, 128> v1478;  // kernels/gemm/gemm_warpgroup.hpp:423
+    const unsigned int v1470 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:620
+    iron_frag<float, 2, 16, 128> v1478;  // kernels/gemm/gemm_warpgroup.hpp:424
     iron_frag_fill(v1478, 0.0f);
-    if (v281) {  // kernels/gemm/gemm_warpgroup.hpp:528
-      const bool v4143 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:529
+    if (v281) {  // kernels/gemm/gemm_warpgroup.hpp:529
+      const bool v4143 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:530
       if (v4143) {
-        const unsigned int v4147 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
+        const unsigned int v4147 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
         const unsigned int v4150 = v271 << 5u;
         const unsigned int v4151 = v4150 + v4147;
         const unsigned int v4152 = v4151 >> 3u;
@@ -2244,10 +2244,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4225 ^ (((v4225 >> 6u) & 7u) << 3u)), w + v4222, v4219);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
       const bool v4228 = 64u < v3;
       if (v4228) {
-        const unsigned int v4232 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
+        const unsigned int v4232 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
         const unsigned int v4235 = v271 << 5u;
         const unsigned int v4236 = v4235 + v4232;
         const unsigned int v4237 = v4236 >> 3u;
@@ -2332,7 +2332,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4310 ^ (((v4310 >> 6u) & 7u) << 3u)), w + v4307, v4304);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
 
       for (unsigned int v3445 = v28; v3445 < v3; v3445 += 64u) {
         const unsigned int v3447 = v3445 >> 6u;
@@ -2340,8 +2340,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
         if (v272) {
-          const unsigned int v3451 = v3449 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-          const unsigned int v3459 = v378 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
+          const unsigned int v3451 = v3449 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:537
+          const unsigned int v3459 = v378 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
           const unsigned int v3460 = v3451 + v3459;
           const unsigned int v3713 = v376 << 6u;
           const unsigned int v3715 = v3460 + v3713;
@@ -2380,13 +2380,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3751, shm4, v3747, 64u);
           iron_frag_mma_sync(v1478, v3749, v3751);
         }
-        const unsigned int v3466 = v3445 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:529
+        const unsigned int v3466 = v3445 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:530
         const unsigned int v3468 = v3447 + 2u;
         const unsigned int v3469 = v3468 % 3u;
         const bool v3470 = v3466 < v3;
         if (v3470) {
-          const unsigned int v3472 = v3469 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
-          const unsigned int v3475 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
+          const unsigned int v3472 = v3469 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:533
+          const unsigned int v3475 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:384
           const unsigned int v3477 = v271 << 5u;
           const unsigned int v3478 = v3477 + v3475;
           const unsigned int v3482 = v3478 >> 3u;
@@ -2471,14 +2471,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             iron_copy_async<16>(shm4 + (v3616 ^ (((v3616 >> 6u) & 7u) << 3u)), w + v3612, v3608);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:530
       }
       __syncthreads();
     } else {
       const unsigned int v1511 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
       const unsigned int v1512 = threadIdx.x;
 
-      for (unsigned int v1509 = v28; v1509 < v3; v1509 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
+      for (unsigned int v1509 = v28; v1509 < v3; v1509 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
         for (unsigned int v1514 = v1512; v1514 < 8192u; v1514 += v1511) {  // kernels/gemm/gemm_tiles.hpp:105
           const unsigned int v1516 = v1514 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v1518 = v1514 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -2524,9 +2524,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             shm4[(v1562 ^ (((v1562 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
-        if (v272) {  // kernels/gemm/gemm_warpgroup.hpp:520
-          const unsigned int v1571 = v378 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
+        if (v272) {  // kernels/gemm/gemm_warpgroup.hpp:521
+          const unsigned int v1571 = v378 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
           const unsigned int v3758 = v376 << 6u;
           const unsigned int v3760 = v1571 + v3758;
           iron_frag<iron_bf16, 0, 16, 16> v3767;
@@ -2561,14 +2561,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3796, shm4, 48u, 64u);
           iron_frag_mma_sync(v1478, v3794, v3796);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
       }
     }
-    const unsigned int v1582 = static_cast<unsigned int>(v1478.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1582 = static_cast<unsigned int>(v1478.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1583 = v380 + v1582;
-    const unsigned int v1584 = static_cast<unsigned int>(v1478.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1584 = static_cast<unsigned int>(v1478.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1585 = v1470 + v1584;
-    const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1587 = v272 && v1586;
     const bool v1588 = v1585 < v80;
     const bool v1589 = v1587 && v1588;
@@ -2586,11 +2586,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1598] = v1595;
       }
     }
-    const unsigned int v1599 = static_cast<unsigned int>(v1478.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1599 = static_cast<unsigned int>(v1478.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1600 = v380 + v1599;
-    const unsigned int v1601 = static_cast<unsigned int>(v1478.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1601 = static_cast<unsigned int>(v1478.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1602 = v1470 + v1601;
-    const bool v1603 = v1600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1603 = v1600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1604 = v272 && v1603;
     const bool v1605 = v1602 < v80;
     const bool v1606 = v1604 && v1605;
@@ -2608,11 +2608,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1615] = v1612;
       }
     }
-    const unsigned int v1616 = static_cast<unsigned int>(v1478.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1616 = static_cast<unsigned int>(v1478.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1617 = v380 + v1616;
-    const unsigned int v1618 = static_cast<unsigned int>(v1478.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1618 = static_cast<unsigned int>(v1478.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1619 = v1470 + v1618;
-    const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1621 = v272 && v1620;
     const bool v1622 = v1619 < v80;
     const bool v1623 = v1621 && v1622;
@@ -2630,11 +2630,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1632] = v1629;
       }
     }
-    const unsigned int v1633 = static_cast<unsigned int>(v1478.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1633 = static_cast<unsigned int>(v1478.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1634 = v380 + v1633;
-    const unsigned int v1635 = static_cast<unsigned int>(v1478.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1635 = static_cast<unsigned int>(v1478.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1636 = v1470 + v1635;
-    const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1638 = v272 && v1637;
     const bool v1639 = v1636 < v80;
     const bool v1640 = v1638 && v1639;
@@ -2652,11 +2652,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1649] = v1646;
       }
     }
-    const unsigned int v1650 = static_cast<unsigned int>(v1478.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1650 = static_cast<unsigned int>(v1478.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1651 = v380 + v1650;
-    const unsigned int v1652 = static_cast<unsigned int>(v1478.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1652 = static_cast<unsigned int>(v1478.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1653 = v1470 + v1652;
-    const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1655 = v272 && v1654;
     const bool v1656 = v1653 < v80;
     const bool v1657 = v1655 && v1656;
@@ -2674,11 +2674,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1666] = v1663;
       }
     }
-    const unsigned int v1667 = static_cast<unsigned int>(v1478.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1667 = static_cast<unsigned int>(v1478.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1668 = v380 + v1667;
-    const unsigned int v1669 = static_cast<unsigned int>(v1478.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1669 = static_cast<unsigned int>(v1478.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1670 = v1470 + v1669;
-    const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1672 = v272 && v1671;
     const bool v1673 = v1670 < v80;
     const bool v1674 = v1672 && v1673;
@@ -2696,11 +2696,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1683] = v1680;
       }
     }
-    const unsigned int v1684 = static_cast<unsigned int>(v1478.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1684 = static_cast<unsigned int>(v1478.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1685 = v380 + v1684;
-    const unsigned int v1686 = static_cast<unsigned int>(v1478.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1686 = static_cast<unsigned int>(v1478.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1687 = v1470 + v1686;
-    const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1689 = v272 && v1688;
     const bool v1690 = v1687 < v80;
     const bool v1691 = v1689 && v1690;
@@ -2718,11 +2718,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1700] = v1697;
       }
     }
-    const unsigned int v1701 = static_cast<unsigned int>(v1478.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1701 = static_cast<unsigned int>(v1478.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1702 = v380 + v1701;
-    const unsigned int v1703 = static_cast<unsigned int>(v1478.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1703 = static_cast<unsigned int>(v1478.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1704 = v1470 + v1703;
-    const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1706 = v272 && v1705;
     const bool v1707 = v1704 < v80;
     const bool v1708 = v1706 && v1707;
@@ -2740,11 +2740,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1717] = v1714;
       }
     }
-    const unsigned int v1718 = static_cast<unsigned int>(v1478.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1718 = static_cast<unsigned int>(v1478.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1719 = v380 + v1718;
-    const unsigned int v1720 = static_cast<unsigned int>(v1478.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1720 = static_cast<unsigned int>(v1478.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1721 = v1470 + v1720;
-    const bool v1722 = v1719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1722 = v1719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1723 = v272 && v1722;
     const bool v1724 = v1721 < v80;
     const bool v1725 = v1723 && v1724;
@@ -2762,11 +2762,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1734] = v1731;
       }
     }
-    const unsigned int v1735 = static_cast<unsigned int>(v1478.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1735 = static_cast<unsigned int>(v1478.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1736 = v380 + v1735;
-    const unsigned int v1737 = static_cast<unsigned int>(v1478.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1737 = static_cast<unsigned int>(v1478.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1738 = v1470 + v1737;
-    const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1740 = v272 && v1739;
     const bool v1741 = v1738 < v80;
     const bool v1742 = v1740 && v1741;
@@ -2784,11 +2784,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1751] = v1748;
       }
     }
-    const unsigned int v1752 = static_cast<unsigned int>(v1478.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1752 = static_cast<unsigned int>(v1478.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1753 = v380 + v1752;
-    const unsigned int v1754 = static_cast<unsigned int>(v1478.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1754 = static_cast<unsigned int>(v1478.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1755 = v1470 + v1754;
-    const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1757 = v272 && v1756;
     const bool v1758 = v1755 < v80;
     const bool v1759 = v1757 && v1758;
@@ -2806,11 +2806,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1768] = v1765;
       }
     }
-    const unsigned int v1769 = static_cast<unsigned int>(v1478.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1769 = static_cast<unsigned int>(v1478.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1770 = v380 + v1769;
-    const unsigned int v1771 = static_cast<unsigned int>(v1478.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1771 = static_cast<unsigned int>(v1478.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1772 = v1470 + v1771;
-    const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1774 = v272 && v1773;
     const bool v1775 = v1772 < v80;
     const bool v1776 = v1774 && v1775;
@@ -2828,11 +2828,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1785] = v1782;
       }
     }
-    const unsigned int v1786 = static_cast<unsigned int>(v1478.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1786 = static_cast<unsigned int>(v1478.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1787 = v380 + v1786;
-    const unsigned int v1788 = static_cast<unsigned int>(v1478.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1788 = static_cast<unsigned int>(v1478.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1789 = v1470 + v1788;
-    const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1791 = v272 && v1790;
     const bool v1792 = v1789 < v80;
     const bool v1793 = v1791 && v1792;
@@ -2850,11 +2850,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1802] = v1799;
       }
     }
-    const unsigned int v1803 = static_cast<unsigned int>(v1478.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1803 = static_cast<unsigned int>(v1478.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1804 = v380 + v1803;
-    const unsigned int v1805 = static_cast<unsigned int>(v1478.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1805 = static_cast<unsigned int>(v1478.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1806 = v1470 + v1805;
-    const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1808 = v272 && v1807;
     const bool v1809 = v1806 < v80;
     const bool v1810 = v1808 && v1809;
@@ -2872,11 +2872,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1819] = v1816;
       }
     }
-    const unsigned int v1820 = static_cast<unsigned int>(v1478.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1820 = static_cast<unsigned int>(v1478.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1821 = v380 + v1820;
-    const unsigned int v1822 = static_cast<unsigned int>(v1478.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1822 = static_cast<unsigned int>(v1478.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1823 = v1470 + v1822;
-    const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1825 = v272 && v1824;
     const bool v1826 = v1823 < v80;
     const bool v1827 = v1825 && v1826;
@@ -2894,11 +2894,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1836] = v1833;
       }
     }
-    const unsigned int v1837 = static_cast<unsigned int>(v1478.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1837 = static_cast<unsigned int>(v1478.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1838 = v380 + v1837;
-    const unsigned int v1839 = static_cast<unsigned int>(v1478.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1839 = static_cast<unsigned int>(v1478.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1840 = v1470 + v1839;
-    const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1842 = v272 && v1841;
     const bool v1843 = v1840 < v80;
     const bool v1844 = v1842 && v1843;
@@ -2916,11 +2916,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1853] = v1850;
       }
     }
-    const unsigned int v1854 = static_cast<unsigned int>(v1478.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1854 = static_cast<unsigned int>(v1478.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1855 = v380 + v1854;
-    const unsigned int v1856 = static_cast<unsigned int>(v1478.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1856 = static_cast<unsigned int>(v1478.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1857 = v1470 + v1856;
-    const bool v1858 = v1855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1858 = v1855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1859 = v272 && v1858;
     const bool v1860 = v1857 < v80;
     const bool v1861 = v1859 && v1860;
@@ -2938,11 +2938,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1870] = v1867;
       }
     }
-    const unsigned int v1871 = static_cast<unsigned int>(v1478.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1871 = static_cast<unsigned int>(v1478.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1872 = v380 + v1871;
-    const unsigned int v1873 = static_cast<unsigned int>(v1478.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1873 = static_cast<unsigned int>(v1478.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1874 = v1470 + v1873;
-    const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1876 = v272 && v1875;
     const bool v1877 = v1874 < v80;
     const bool v1878 = v1876 && v1877;
@@ -2960,11 +2960,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1887] = v1884;
       }
     }
-    const unsigned int v1888 = static_cast<unsigned int>(v1478.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1888 = static_cast<unsigned int>(v1478.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1889 = v380 + v1888;
-    const unsigned int v1890 = static_cast<unsigned int>(v1478.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1890 = static_cast<unsigned int>(v1478.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1891 = v1470 + v1890;
-    const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1893 = v272 && v1892;
     const bool v1894 = v1891 < v80;
     const bool v1895 = v1893 && v1894;
@@ -2982,11 +2982,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1904] = v1901;
       }
     }
-    const unsigned int v1905 = static_cast<unsigned int>(v1478.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1905 = static_cast<unsigned int>(v1478.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1906 = v380 + v1905;
-    const unsigned int v1907 = static_cast<unsigned int>(v1478.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1907 = static_cast<unsigned int>(v1478.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1908 = v1470 + v1907;
-    const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1910 = v272 && v1909;
     const bool v1911 = v1908 < v80;
     const bool v1912 = v1910 && v1911;
@@ -3004,11 +3004,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1921] = v1918;
       }
     }
-    const unsigned int v1922 = static_cast<unsigned int>(v1478.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1922 = static_cast<unsigned int>(v1478.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1923 = v380 + v1922;
-    const unsigned int v1924 = static_cast<unsigned int>(v1478.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1924 = static_cast<unsigned int>(v1478.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1925 = v1470 + v1924;
-    const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1927 = v272 && v1926;
     const bool v1928 = v1925 < v80;
     const bool v1929 = v1927 && v1928;
@@ -3026,11 +3026,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1938] = v1935;
       }
     }
-    const unsigned int v1939 = static_cast<unsigned int>(v1478.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1939 = static_cast<unsigned int>(v1478.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1940 = v380 + v1939;
-    const unsigned int v1941 = static_cast<unsigned int>(v1478.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1941 = static_cast<unsigned int>(v1478.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1942 = v1470 + v1941;
-    const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1944 = v272 && v1943;
     const bool v1945 = v1942 < v80;
     const bool v1946 = v1944 && v1945;
@@ -3048,11 +3048,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1955] = v1952;
       }
     }
-    const unsigned int v1956 = static_cast<unsigned int>(v1478.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1956 = static_cast<unsigned int>(v1478.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1957 = v380 + v1956;
-    const unsigned int v1958 = static_cast<unsigned int>(v1478.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1958 = static_cast<unsigned int>(v1478.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1959 = v1470 + v1958;
-    const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1961 = v272 && v1960;
     const bool v1962 = v1959 < v80;
     const bool v1963 = v1961 && v1962;
@@ -3070,11 +3070,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1972] = v1969;
       }
     }
-    const unsigned int v1973 = static_cast<unsigned int>(v1478.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1973 = static_cast<unsigned int>(v1478.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1974 = v380 + v1973;
-    const unsigned int v1975 = static_cast<unsigned int>(v1478.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1975 = static_cast<unsigned int>(v1478.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1976 = v1470 + v1975;
-    const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1978 = v272 && v1977;
     const bool v1979 = v1976 < v80;
     const bool v1980 = v1978 && v1979;
@@ -3092,11 +3092,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1989] = v1986;
       }
     }
-    const unsigned int v1990 = static_cast<unsigned int>(v1478.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1990 = static_cast<unsigned int>(v1478.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v1991 = v380 + v1990;
-    const unsigned int v1992 = static_cast<unsigned int>(v1478.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1992 = static_cast<unsigned int>(v1478.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1993 = v1470 + v1992;
-    const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1995 = v272 && v1994;
     const bool v1996 = v1993 < v80;
     const bool v1997 = v1995 && v1996;
@@ -3114,11 +3114,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2006] = v2003;
       }
     }
-    const unsigned int v2007 = static_cast<unsigned int>(v1478.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2007 = static_cast<unsigned int>(v1478.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2008 = v380 + v2007;
-    const unsigned int v2009 = static_cast<unsigned int>(v1478.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2009 = static_cast<unsigned int>(v1478.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2010 = v1470 + v2009;
-    const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2012 = v272 && v2011;
     const bool v2013 = v2010 < v80;
     const bool v2014 = v2012 && v2013;
@@ -3136,11 +3136,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2023] = v2020;
       }
     }
-    const unsigned int v2024 = static_cast<unsigned int>(v1478.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2024 = static_cast<unsigned int>(v1478.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2025 = v380 + v2024;
-    const unsigned int v2026 = static_cast<unsigned int>(v1478.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2026 = static_cast<unsigned int>(v1478.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2027 = v1470 + v2026;
-    const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2029 = v272 && v2028;
     const bool v2030 = v2027 < v80;
     const bool v2031 = v2029 && v2030;
@@ -3158,11 +3158,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2040] = v2037;
       }
     }
-    const unsigned int v2041 = static_cast<unsigned int>(v1478.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2041 = static_cast<unsigned int>(v1478.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2042 = v380 + v2041;
-    const unsigned int v2043 = static_cast<unsigned int>(v1478.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2043 = static_cast<unsigned int>(v1478.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2044 = v1470 + v2043;
-    const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2046 = v272 && v2045;
     const bool v2047 = v2044 < v80;
     const bool v2048 = v2046 && v2047;
@@ -3180,11 +3180,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2057] = v2054;
       }
     }
-    const unsigned int v2058 = static_cast<unsigned int>(v1478.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2058 = static_cast<unsigned int>(v1478.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2059 = v380 + v2058;
-    const unsigned int v2060 = static_cast<unsigned int>(v1478.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2060 = static_cast<unsigned int>(v1478.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2061 = v1470 + v2060;
-    const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2063 = v272 && v2062;
     const bool v2064 = v2061 < v80;
     const bool v2065 = v2063 && v2064;
@@ -3202,11 +3202,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2074] = v2071;
       }
     }
-    const unsigned int v2075 = static_cast<unsigned int>(v1478.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2075 = static_cast<unsigned int>(v1478.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2076 = v380 + v2075;
-    const unsigned int v2077 = static_cast<unsigned int>(v1478.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2077 = static_cast<unsigned int>(v1478.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2078 = v1470 + v2077;
-    const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2080 = v272 && v2079;
     const bool v2081 = v2078 < v80;
     const bool v2082 = v2080 && v2081;
@@ -3224,11 +3224,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2091] = v2088;
       }
     }
-    const unsigned int v2092 = static_cast<unsigned int>(v1478.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2092 = static_cast<unsigned int>(v1478.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2093 = v380 + v2092;
-    const unsigned int v2094 = static_cast<unsigned int>(v1478.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2094 = static_cast<unsigned int>(v1478.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2095 = v1470 + v2094;
-    const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2097 = v272 && v2096;
     const bool v2098 = v2095 < v80;
     const bool v2099 = v2097 && v2098;
@@ -3246,11 +3246,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2108] = v2105;
       }
     }
-    const unsigned int v2109 = static_cast<unsigned int>(v1478.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2109 = static_cast<unsigned int>(v1478.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2110 = v380 + v2109;
-    const unsigned int v2111 = static_cast<unsigned int>(v1478.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2111 = static_cast<unsigned int>(v1478.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2112 = v1470 + v2111;
-    const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2114 = v272 && v2113;
     const bool v2115 = v2112 < v80;
     const bool v2116 = v2114 && v2115;
@@ -3268,11 +3268,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2125] = v2122;
       }
     }
-    const unsigned int v2126 = static_cast<unsigned int>(v1478.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2126 = static_cast<unsigned int>(v1478.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2127 = v380 + v2126;
-    const unsigned int v2128 = static_cast<unsigned int>(v1478.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2128 = static_cast<unsigned int>(v1478.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2129 = v1470 + v2128;
-    const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2131 = v272 && v2130;
     const bool v2132 = v2129 < v80;
     const bool v2133 = v2131 && v2132;
@@ -3290,11 +3290,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2142] = v2139;
       }
     }
-    const unsigned int v2143 = static_cast<unsigned int>(v1478.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2143 = static_cast<unsigned int>(v1478.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2144 = v380 + v2143;
-    const unsigned int v2145 = static_cast<unsigned int>(v1478.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2145 = static_cast<unsigned int>(v1478.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2146 = v1470 + v2145;
-    const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2148 = v272 && v2147;
     const bool v2149 = v2146 < v80;
     const bool v2150 = v2148 && v2149;
@@ -3312,11 +3312,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2159] = v2156;
       }
     }
-    const unsigned int v2160 = static_cast<unsigned int>(v1478.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2160 = static_cast<unsigned int>(v1478.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2161 = v380 + v2160;
-    const unsigned int v2162 = static_cast<unsigned int>(v1478.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2162 = static_cast<unsigned int>(v1478.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2163 = v1470 + v2162;
-    const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2165 = v272 && v2164;
     const bool v2166 = v2163 < v80;
     const bool v2167 = v2165 && v2166;
@@ -3334,11 +3334,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2176] = v2173;
       }
     }
-    const unsigned int v2177 = static_cast<unsigned int>(v1478.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2177 = static_cast<unsigned int>(v1478.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2178 = v380 + v2177;
-    const unsigned int v2179 = static_cast<unsigned int>(v1478.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2179 = static_cast<unsigned int>(v1478.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2180 = v1470 + v2179;
-    const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2182 = v272 && v2181;
     const bool v2183 = v2180 < v80;
     const bool v2184 = v2182 && v2183;
@@ -3356,11 +3356,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2193] = v2190;
       }
     }
-    const unsigned int v2194 = static_cast<unsigned int>(v1478.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2194 = static_cast<unsigned int>(v1478.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2195 = v380 + v2194;
-    const unsigned int v2196 = static_cast<unsigned int>(v1478.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2196 = static_cast<unsigned int>(v1478.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2197 = v1470 + v2196;
-    const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2199 = v272 && v2198;
     const bool v2200 = v2197 < v80;
     const bool v2201 = v2199 && v2200;
@@ -3378,11 +3378,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2210] = v2207;
       }
     }
-    const unsigned int v2211 = static_cast<unsigned int>(v1478.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2211 = static_cast<unsigned int>(v1478.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2212 = v380 + v2211;
-    const unsigned int v2213 = static_cast<unsigned int>(v1478.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2213 = static_cast<unsigned int>(v1478.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2214 = v1470 + v2213;
-    const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2216 = v272 && v2215;
     const bool v2217 = v2214 < v80;
     const bool v2218 = v2216 && v2217;
@@ -3400,11 +3400,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2227] = v2224;
       }
     }
-    const unsigned int v2228 = static_cast<unsigned int>(v1478.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2228 = static_cast<unsigned int>(v1478.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2229 = v380 + v2228;
-    const unsigned int v2230 = static_cast<unsigned int>(v1478.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2230 = static_cast<unsigned int>(v1478.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2231 = v1470 + v2230;
-    const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2233 = v272 && v2232;
     const bool v2234 = v2231 < v80;
     const bool v2235 = v2233 && v2234;
@@ -3422,11 +3422,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2244] = v2241;
       }
     }
-    const unsigned int v2245 = static_cast<unsigned int>(v1478.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2245 = static_cast<unsigned int>(v1478.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2246 = v380 + v2245;
-    const unsigned int v2247 = static_cast<unsigned int>(v1478.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2247 = static_cast<unsigned int>(v1478.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2248 = v1470 + v2247;
-    const bool v2249 = v2246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2249 = v2246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2250 = v272 && v2249;
     const bool v2251 = v2248 < v80;
     const bool v2252 = v2250 && v2251;
@@ -3444,11 +3444,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2261] = v2258;
       }
     }
-    const unsigned int v2262 = static_cast<unsigned int>(v1478.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2262 = static_cast<unsigned int>(v1478.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2263 = v380 + v2262;
-    const unsigned int v2264 = static_cast<unsigned int>(v1478.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2264 = static_cast<unsigned int>(v1478.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2265 = v1470 + v2264;
-    const bool v2266 = v2263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2266 = v2263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2267 = v272 && v2266;
     const bool v2268 = v2265 < v80;
     const bool v2269 = v2267 && v2268;
@@ -3466,11 +3466,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2278] = v2275;
       }
     }
-    const unsigned int v2279 = static_cast<unsigned int>(v1478.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2279 = static_cast<unsigned int>(v1478.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2280 = v380 + v2279;
-    const unsigned int v2281 = static_cast<unsigned int>(v1478.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2281 = static_cast<unsigned int>(v1478.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2282 = v1470 + v2281;
-    const bool v2283 = v2280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2283 = v2280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2284 = v272 && v2283;
     const bool v2285 = v2282 < v80;
     const bool v2286 = v2284 && v2285;
@@ -3488,11 +3488,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2295] = v2292;
       }
     }
-    const unsigned int v2296 = static_cast<unsigned int>(v1478.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2296 = static_cast<unsigned int>(v1478.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2297 = v380 + v2296;
-    const unsigned int v2298 = static_cast<unsigned int>(v1478.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2298 = static_cast<unsigned int>(v1478.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2299 = v1470 + v2298;
-    const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2301 = v272 && v2300;
     const bool v2302 = v2299 < v80;
     const bool v2303 = v2301 && v2302;
@@ -3510,11 +3510,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2312] = v2309;
       }
     }
-    const unsigned int v2313 = static_cast<unsigned int>(v1478.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2313 = static_cast<unsigned int>(v1478.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2314 = v380 + v2313;
-    const unsigned int v2315 = static_cast<unsigned int>(v1478.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2315 = static_cast<unsigned int>(v1478.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2316 = v1470 + v2315;
-    const bool v2317 = v2314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2317 = v2314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2318 = v272 && v2317;
     const bool v2319 = v2316 < v80;
     const bool v2320 = v2318 && v2319;
@@ -3532,11 +3532,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2329] = v2326;
       }
     }
-    const unsigned int v2330 = static_cast<unsigned int>(v1478.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2330 = static_cast<unsigned int>(v1478.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2331 = v380 + v2330;
-    const unsigned int v2332 = static_cast<unsigned int>(v1478.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2332 = static_cast<unsigned int>(v1478.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2333 = v1470 + v2332;
-    const bool v2334 = v2331 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2334 = v2331 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2335 = v272 && v2334;
     const bool v2336 = v2333 < v80;
     const bool v2337 = v2335 && v2336;
@@ -3554,11 +3554,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2346] = v2343;
       }
     }
-    const unsigned int v2347 = static_cast<unsigned int>(v1478.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2347 = static_cast<unsigned int>(v1478.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2348 = v380 + v2347;
-    const unsigned int v2349 = static_cast<unsigned int>(v1478.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2349 = static_cast<unsigned int>(v1478.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2350 = v1470 + v2349;
-    const bool v2351 = v2348 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2351 = v2348 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2352 = v272 && v2351;
     const bool v2353 = v2350 < v80;
     const bool v2354 = v2352 && v2353;
@@ -3576,11 +3576,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2363] = v2360;
       }
     }
-    const unsigned int v2364 = static_cast<unsigned int>(v1478.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2364 = static_cast<unsigned int>(v1478.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2365 = v380 + v2364;
-    const unsigned int v2366 = static_cast<unsigned int>(v1478.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2366 = static_cast<unsigned int>(v1478.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2367 = v1470 + v2366;
-    const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2369 = v272 && v2368;
     const bool v2370 = v2367 < v80;
     const bool v2371 = v2369 && v2370;
@@ -3598,11 +3598,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2380] = v2377;
       }
     }
-    const unsigned int v2381 = static_cast<unsigned int>(v1478.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2381 = static_cast<unsigned int>(v1478.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2382 = v380 + v2381;
-    const unsigned int v2383 = static_cast<unsigned int>(v1478.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2383 = static_cast<unsigned int>(v1478.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2384 = v1470 + v2383;
-    const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2386 = v272 && v2385;
     const bool v2387 = v2384 < v80;
     const bool v2388 = v2386 && v2387;
@@ -3620,11 +3620,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2397] = v2394;
       }
     }
-    const unsigned int v2398 = static_cast<unsigned int>(v1478.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2398 = static_cast<unsigned int>(v1478.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2399 = v380 + v2398;
-    const unsigned int v2400 = static_cast<unsigned int>(v1478.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2400 = static_cast<unsigned int>(v1478.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2401 = v1470 + v2400;
-    const bool v2402 = v2399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2402 = v2399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2403 = v272 && v2402;
     const bool v2404 = v2401 < v80;
     const bool v2405 = v2403 && v2404;
@@ -3642,11 +3642,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2414] = v2411;
       }
     }
-    const unsigned int v2415 = static_cast<unsigned int>(v1478.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2415 = static_cast<unsigned int>(v1478.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2416 = v380 + v2415;
-    const unsigned int v2417 = static_cast<unsigned int>(v1478.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2417 = static_cast<unsigned int>(v1478.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2418 = v1470 + v2417;
-    const bool v2419 = v2416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2419 = v2416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2420 = v272 && v2419;
     const bool v2421 = v2418 < v80;
     const bool v2422 = v2420 && v2421;
@@ -3664,11 +3664,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2431] = v2428;
       }
     }
-    const unsigned int v2432 = static_cast<unsigned int>(v1478.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2432 = static_cast<unsigned int>(v1478.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2433 = v380 + v2432;
-    const unsigned int v2434 = static_cast<unsigned int>(v1478.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2434 = static_cast<unsigned int>(v1478.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2435 = v1470 + v2434;
-    const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2437 = v272 && v2436;
     const bool v2438 = v2435 < v80;
     const bool v2439 = v2437 && v2438;
@@ -3686,11 +3686,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2448] = v2445;
       }
     }
-    const unsigned int v2449 = static_cast<unsigned int>(v1478.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2449 = static_cast<unsigned int>(v1478.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2450 = v380 + v2449;
-    const unsigned int v2451 = static_cast<unsigned int>(v1478.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2451 = static_cast<unsigned int>(v1478.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2452 = v1470 + v2451;
-    const bool v2453 = v2450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2453 = v2450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2454 = v272 && v2453;
     const bool v2455 = v2452 < v80;
     const bool v2456 = v2454 && v2455;
@@ -3708,11 +3708,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2465] = v2462;
       }
     }
-    const unsigned int v2466 = static_cast<unsigned int>(v1478.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2466 = static_cast<unsigned int>(v1478.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2467 = v380 + v2466;
-    const unsigned int v2468 = static_cast<unsigned int>(v1478.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2468 = static_cast<unsigned int>(v1478.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2469 = v1470 + v2468;
-    const bool v2470 = v2467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2470 = v2467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2471 = v272 && v2470;
     const bool v2472 = v2469 < v80;
     const bool v2473 = v2471 && v2472;
@@ -3730,11 +3730,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2482] = v2479;
       }
     }
-    const unsigned int v2483 = static_cast<unsigned int>(v1478.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2483 = static_cast<unsigned int>(v1478.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2484 = v380 + v2483;
-    const unsigned int v2485 = static_cast<unsigned int>(v1478.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2485 = static_cast<unsigned int>(v1478.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2486 = v1470 + v2485;
-    const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2488 = v272 && v2487;
     const bool v2489 = v2486 < v80;
     const bool v2490 = v2488 && v2489;
@@ -3752,11 +3752,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2499] = v2496;
       }
     }
-    const unsigned int v2500 = static_cast<unsigned int>(v1478.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2500 = static_cast<unsigned int>(v1478.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2501 = v380 + v2500;
-    const unsigned int v2502 = static_cast<unsigned int>(v1478.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2502 = static_cast<unsigned int>(v1478.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2503 = v1470 + v2502;
-    const bool v2504 = v2501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2504 = v2501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2505 = v272 && v2504;
     const bool v2506 = v2503 < v80;
     const bool v2507 = v2505 && v2506;
@@ -3774,11 +3774,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2516] = v2513;
       }
     }
-    const unsigned int v2517 = static_cast<unsigned int>(v1478.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2517 = static_cast<unsigned int>(v1478.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2518 = v380 + v2517;
-    const unsigned int v2519 = static_cast<unsigned int>(v1478.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2519 = static_cast<unsigned int>(v1478.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2520 = v1470 + v2519;
-    const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2522 = v272 && v2521;
     const bool v2523 = v2520 < v80;
     const bool v2524 = v2522 && v2523;
@@ -3796,11 +3796,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2533] = v2530;
       }
     }
-    const unsigned int v2534 = static_cast<unsigned int>(v1478.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2534 = static_cast<unsigned int>(v1478.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2535 = v380 + v2534;
-    const unsigned int v2536 = static_cast<unsigned int>(v1478.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2536 = static_cast<unsigned int>(v1478.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2537 = v1470 + v2536;
-    const bool v2538 = v2535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2538 = v2535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2539 = v272 && v2538;
     const bool v2540 = v2537 < v80;
     const bool v2541 = v2539 && v2540;
@@ -3818,11 +3818,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2550] = v2547;
       }
     }
-    const unsigned int v2551 = static_cast<unsigned int>(v1478.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2551 = static_cast<unsigned int>(v1478.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2552 = v380 + v2551;
-    const unsigned int v2553 = static_cast<unsigned int>(v1478.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2553 = static_cast<unsigned int>(v1478.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2554 = v1470 + v2553;
-    const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2556 = v272 && v2555;
     const bool v2557 = v2554 < v80;
     const bool v2558 = v2556 && v2557;
@@ -3840,11 +3840,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2567] = v2564;
       }
     }
-    const unsigned int v2568 = static_cast<unsigned int>(v1478.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2568 = static_cast<unsigned int>(v1478.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2569 = v380 + v2568;
-    const unsigned int v2570 = static_cast<unsigned int>(v1478.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2570 = static_cast<unsigned int>(v1478.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2571 = v1470 + v2570;
-    const bool v2572 = v2569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2572 = v2569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2573 = v272 && v2572;
     const bool v2574 = v2571 < v80;
     const bool v2575 = v2573 && v2574;
@@ -3862,11 +3862,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2584] = v2581;
       }
     }
-    const unsigned int v2585 = static_cast<unsigned int>(v1478.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2585 = static_cast<unsigned int>(v1478.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2586 = v380 + v2585;
-    const unsigned int v2587 = static_cast<unsigned int>(v1478.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2587 = static_cast<unsigned int>(v1478.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2588 = v1470 + v2587;
-    const bool v2589 = v2586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2589 = v2586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2590 = v272 && v2589;
     const bool v2591 = v2588 < v80;
     const bool v2592 = v2590 && v2591;
@@ -3884,11 +3884,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2601] = v2598;
       }
     }
-    const unsigned int v2602 = static_cast<unsigned int>(v1478.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2602 = static_cast<unsigned int>(v1478.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2603 = v380 + v2602;
-    const unsigned int v2604 = static_cast<unsigned int>(v1478.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2604 = static_cast<unsigned int>(v1478.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2605 = v1470 + v2604;
-    const bool v2606 = v2603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2606 = v2603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2607 = v272 && v2606;
     const bool v2608 = v2605 < v80;
     const bool v2609 = v2607 && v2608;
@@ -3906,11 +3906,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2618] = v2615;
       }
     }
-    const unsigned int v2619 = static_cast<unsigned int>(v1478.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2619 = static_cast<unsigned int>(v1478.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2620 = v380 + v2619;
-    const unsigned int v2621 = static_cast<unsigned int>(v1478.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2621 = static_cast<unsigned int>(v1478.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2622 = v1470 + v2621;
-    const bool v2623 = v2620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2623 = v2620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2624 = v272 && v2623;
     const bool v2625 = v2622 < v80;
     const bool v2626 = v2624 && v2625;
@@ -3928,11 +3928,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2635] = v2632;
       }
     }
-    const unsigned int v2636 = static_cast<unsigned int>(v1478.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2636 = static_cast<unsigned int>(v1478.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2637 = v380 + v2636;
-    const unsigned int v2638 = static_cast<unsigned int>(v1478.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2638 = static_cast<unsigned int>(v1478.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2639 = v1470 + v2638;
-    const bool v2640 = v2637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2640 = v2637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2641 = v272 && v2640;
     const bool v2642 = v2639 < v80;
     const bool v2643 = v2641 && v2642;
@@ -3950,11 +3950,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2652] = v2649;
       }
     }
-    const unsigned int v2653 = static_cast<unsigned int>(v1478.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v2653 = static_cast<unsigned int>(v1478.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
     const unsigned int v2654 = v380 + v2653;
-    const unsigned int v2655 = static_cast<unsigned int>(v1478.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v2655 = static_cast<unsigned int>(v1478.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v2656 = v1470 + v2655;
-    const bool v2657 = v2654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2657 = v2654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2658 = v272 && v2657;
     const bool v2659 = v2656 < v80;
     const bool v2660 = v2658 && v2659;

@@ -2235,7 +2235,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v2165 = v75 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v2165 = v75 + 128u;  // kernels/gemm/gemm_tiles.hpp:437
     const bool v2166 = v2165 <= v76;
     const unsigned int v2168 = v80 + 128u;
     const bool v2169 = v2168 <= v79;
@@ -2243,154 +2243,154 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
     const unsigned int v2173 = v79 & 7u;
     const bool v2174 = v2173 == 0u;
     const bool v2175 = v2170 && v2174;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:456
 
-    for (unsigned int v2181 = 0u; v2181 < 4u; v2181 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
-      const bool v2182 = v82 == v2181;  // kernels/gemm/gemm_tiles.hpp:442
+    for (unsigned int v2181 = 0u; v2181 < 4u; v2181 += 1u) {  // kernels/gemm/gemm_tiles.hpp:461
+      const bool v2182 = v82 == v2181;  // kernels/gemm/gemm_tiles.hpp:462
       if (v2182) {
         iron_frag_store<false>(v92, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
-      const unsigned int v2187 = v2181 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:463
+      const unsigned int v2187 = v2181 & 1u;  // kernels/gemm/gemm_tiles.hpp:465
       const unsigned int v2188 = v2187 << 6u;
       const unsigned int v2189 = v80 + v2188;
-      const unsigned int v2192 = v2181 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
+      const unsigned int v2192 = v2181 >> 1u;  // kernels/gemm/gemm_tiles.hpp:464
       const unsigned int v2193 = v2192 << 6u;
       const unsigned int v2194 = v75 + v2193;
-      if (v2175) {  // kernels/gemm/gemm_tiles.hpp:424
-        const unsigned int v2196 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
-        const unsigned int v2198 = v2196 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
-        const bool v2200 = v2198 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
-        const unsigned int v2222 = v2198 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+      if (v2175) {  // kernels/gemm/gemm_tiles.hpp:444
+        const unsigned int v2196 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:445
+        const unsigned int v2198 = v2196 & 4u;  // kernels/gemm/gemm_tiles.hpp:357
+        const bool v2200 = v2198 != 0u;  // kernels/gemm/gemm_tiles.hpp:358
+        const unsigned int v2216 = v2198 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:369
 
         #pragma unroll 1
-        for (unsigned int v2203 = v2196; v2203 < 512u; v2203 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
-          const unsigned int v2205 = v2203 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
-          const unsigned int v2207 = v2205 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
-          const unsigned int v2208 = v2194 + v2207;
-          const unsigned int v2210 = v2205 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
-          const unsigned int v2211 = v2189 + v2210;
-          const unsigned int v2217 = v2207 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
-          const unsigned int v2218 = v2217 + v2210;
-          const unsigned int v2220 = v2218 + v2198;  // kernels/gemm/gemm_tiles.hpp:360
-          const unsigned int v2223 = v2218 + v2222;  // kernels/gemm/gemm_tiles.hpp:361
-          const iron_f32x4 v5945 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2220);  // kernels/gemm/gemm_tiles.hpp:364
-          const float v2226 = v5945.v[0];
-          const float v2229 = v5945.v[1];
-          const float v2232 = v5945.v[2];
-          const float v2235 = v5945.v[3];
-          const iron_f32x4 v5946 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2223);  // kernels/gemm/gemm_tiles.hpp:365
-          const float v2238 = v5946.v[0];
-          const float v2241 = v5946.v[1];
-          const float v2244 = v5946.v[2];
-          const float v2247 = v5946.v[3];
-          const float v2248 = v2200 ? v2238 : v2226;  // kernels/gemm/gemm_tiles.hpp:367
-          const bool v2251 = v2208 < v76;  // kernels/moe/grouped_gemm.cpp:88
-          const unsigned int v2252 = v2211 - v78;
-          const bool v2253 = v2252 < v2;
-          const bool v2254 = v2251 && v2253;
-          if (v2254) {
-            const iron_bf16 v2255 = iron_f32_to_bf16(v2248);
-            const unsigned int v2256 = v2208 * v2;
-            const unsigned int v2257 = v2256 + v2211;
-            const unsigned int v2258 = v2257 - v78;
-            out[v2258] = v2255;
+        for (unsigned int v2203 = v2196; v2203 < 512u; v2203 += 128u) {  // kernels/gemm/gemm_tiles.hpp:391
+          const unsigned int v2205 = v2203 << 3u;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v2207 = v2205 & 63u;  // kernels/gemm/gemm_tiles.hpp:367
+          const unsigned int v2210 = v2205 >> 6u;
+          const unsigned int v2211 = v2210 * 72u;
+          const unsigned int v2212 = v2211 + v2207;
+          const unsigned int v2214 = v2212 + v2198;  // kernels/gemm/gemm_tiles.hpp:368
+          const unsigned int v2217 = v2212 + v2216;  // kernels/gemm/gemm_tiles.hpp:369
+          const iron_f32x4 v5945 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2214);  // kernels/gemm/gemm_tiles.hpp:372
+          const float v2220 = v5945.v[0];
+          const float v2223 = v5945.v[1];
+          const float v2226 = v5945.v[2];
+          const float v2229 = v5945.v[3];
+          const iron_f32x4 v5946 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2217);  // kernels/gemm/gemm_tiles.hpp:373
+          const float v2232 = v5946.v[0];
+          const float v2235 = v5946.v[1];
+          const float v2238 = v5946.v[2];
+          const float v2241 = v5946.v[3];
+          const unsigned int v2244 = v2194 + v2210;  // kernels/gemm/gemm_tiles.hpp:374
+          const unsigned int v2247 = v2189 + v2207;
+          const float v2248 = v2200 ? v2232 : v2220;  // kernels/gemm/gemm_tiles.hpp:376
+          const float v2249 = v2200 ? v2235 : v2223;
+          const float v2250 = v2200 ? v2238 : v2226;
+          const float v2251 = v2200 ? v2241 : v2229;
+          const float v2252 = v2200 ? v2220 : v2232;  // kernels/gemm/gemm_tiles.hpp:379
+          const float v2253 = v2200 ? v2223 : v2235;
+          const float v2254 = v2200 ? v2226 : v2238;
+          const float v2255 = v2200 ? v2229 : v2241;
+          const bool v2258 = v2244 < v76;  // kernels/moe/grouped_gemm.cpp:88
+          const unsigned int v2259 = v2247 - v78;
+          const bool v2260 = v2259 < v2;
+          const bool v2261 = v2258 && v2260;
+          if (v2261) {
+            const iron_bf16 v2262 = iron_f32_to_bf16(v2248);
+            const unsigned int v2263 = v2244 * v2;
+            const unsigned int v2264 = v2263 + v2247;
+            const unsigned int v2265 = v2264 - v78;
+            out[v2265] = v2262;
           }
-          const float v2259 = v2200 ? v2241 : v2229;  // kernels/gemm/gemm_tiles.hpp:367
-          const unsigned int v2261 = v2211 + 1u;
-          const unsigned int v2263 = v2261 - v78;  // kernels/moe/grouped_gemm.cpp:88
-          const bool v2264 = v2263 < v2;
-          const bool v2265 = v2251 && v2264;
-          if (v2265) {
-            const iron_bf16 v2266 = iron_f32_to_bf16(v2259);
-            const unsigned int v2267 = v2208 * v2;
-            const unsigned int v2268 = v2267 + v2261;
-            const unsigned int v2269 = v2268 - v78;
-            out[v2269] = v2266;
+          const unsigned int v2267 = v2247 + 1u;  // kernels/gemm/gemm_tiles.hpp:384
+          const unsigned int v2269 = v2267 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v2270 = v2269 < v2;
+          const bool v2271 = v2258 && v2270;
+          if (v2271) {
+            const iron_bf16 v2272 = iron_f32_to_bf16(v2249);
+            const unsigned int v2273 = v2244 * v2;
+            const unsigned int v2274 = v2273 + v2267;
+            const unsigned int v2275 = v2274 - v78;
+            out[v2275] = v2272;
           }
-          const float v2270 = v2200 ? v2244 : v2232;  // kernels/gemm/gemm_tiles.hpp:367
-          const unsigned int v2272 = v2211 + 2u;
-          const unsigned int v2274 = v2272 - v78;  // kernels/moe/grouped_gemm.cpp:88
-          const bool v2275 = v2274 < v2;
-          const bool v2276 = v2251 && v2275;
-          if (v2276) {
-            const iron_bf16 v2277 = iron_f32_to_bf16(v2270);
-            const unsigned int v2278 = v2208 * v2;
-            const unsigned int v2279 = v2278 + v2272;
-            const unsigned int v2280 = v2279 - v78;
-            out[v2280] = v2277;
+          const unsigned int v2277 = v2247 + 2u;  // kernels/gemm/gemm_tiles.hpp:384
+          const unsigned int v2279 = v2277 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v2280 = v2279 < v2;
+          const bool v2281 = v2258 && v2280;
+          if (v2281) {
+            const iron_bf16 v2282 = iron_f32_to_bf16(v2250);
+            const unsigned int v2283 = v2244 * v2;
+            const unsigned int v2284 = v2283 + v2277;
+            const unsigned int v2285 = v2284 - v78;
+            out[v2285] = v2282;
           }
-          const float v2281 = v2200 ? v2247 : v2235;  // kernels/gemm/gemm_tiles.hpp:367
-          const unsigned int v2283 = v2211 + 3u;
-          const unsigned int v2285 = v2283 - v78;  // kernels/moe/grouped_gemm.cpp:88
-          const bool v2286 = v2285 < v2;
-          const bool v2287 = v2251 && v2286;
-          if (v2287) {
-            const iron_bf16 v2288 = iron_f32_to_bf16(v2281);
-            const unsigned int v2289 = v2208 * v2;
-            const unsigned int v2290 = v2289 + v2283;
-            const unsigned int v2291 = v2290 - v78;
-            out[v2291] = v2288;
+          const unsigned int v2287 = v2247 + 3u;  // kernels/gemm/gemm_tiles.hpp:384
+          const unsigned int v2289 = v2287 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v2290 = v2289 < v2;
+          const bool v2291 = v2258 && v2290;
+          if (v2291) {
+            const iron_bf16 v2292 = iron_f32_to_bf16(v2251);
+            const unsigned int v2293 = v2244 * v2;
+            const unsigned int v2294 = v2293 + v2287;
+            const unsigned int v2295 = v2294 - v78;
+            out[v2295] = v2292;
           }
-          const float v2292 = v2200 ? v2226 : v2238;  // kernels/gemm/gemm_tiles.hpp:370
-          const unsigned int v2294 = v2211 + 4u;
-          const unsigned int v2296 = v2294 - v78;  // kernels/moe/grouped_gemm.cpp:88
-          const bool v2297 = v2296 < v2;
-          const bool v2298 = v2251 && v2297;
-          if (v2298) {
-            const iron_bf16 v2299 = iron_f32_to_bf16(v2292);
-            const unsigned int v2300 = v2208 * v2;
-            const unsigned int v2301 = v2300 + v2294;
-            const unsigned int v2302 = v2301 - v78;
-            out[v2302] = v2299;
+          const unsigned int v2297 = v2247 + 4u;  // kernels/gemm/gemm_tiles.hpp:384
+          const unsigned int v2299 = v2297 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v2300 = v2299 < v2;
+          const bool v2301 = v2258 && v2300;
+          if (v2301) {
+            const iron_bf16 v2302 = iron_f32_to_bf16(v2252);
+            const unsigned int v2303 = v2244 * v2;
+            const unsigned int v2304 = v2303 + v2297;
+            const unsigned int v2305 = v2304 - v78;
+            out[v2305] = v2302;
           }
-          const float v2303 = v2200 ? v2229 : v2241;  // kernels/gemm/gemm_tiles.hpp:370
-          const unsigned int v2305 = v2211 + 5u;
-          const unsigned int v2307 = v2305 - v78;  // kernels/moe/grouped_gemm.cpp:88
-          const bool v2308 = v2307 < v2;
-          const bool v2309 = v2251 && v2308;
-          if (v2309) {
-            const iron_bf16 v2310 = iron_f32_to_bf16(v2303);
-            const unsigned int v2311 = v2208 * v2;
-            const unsigned int v2312 = v2311 + v2305;
-            const unsigned int v2313 = v2312 - v78;
-            out[v2313] = v2310;
+          const unsigned int v2307 = v2247 + 5u;  // kernels/gemm/gemm_tiles.hpp:384
+          const unsigned int v2309 = v2307 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v2310 = v2309 < v2;
+          const bool v2311 = v2258 && v2310;
+          if (v2311) {
+            const iron_bf16 v2312 = iron_f32_to_bf16(v2253);
+            const unsigned int v2313 = v2244 * v2;
+            const unsigned int v2314 = v2313 + v2307;
+            const unsigned int v2315 = v2314 - v78;
+            out[v2315] = v2312;
           }
-          const float v2314 = v2200 ? v2232 : v2244;  // kernels/gemm/gemm_tiles.hpp:370
-          const unsigned int v2316 = v2211 + 6u;
-          const unsigned int v2318 = v2316 - v78;  // kernels/moe/grouped_gemm.cpp:88
-          const bool v2319 = v2318 < v2;
-          const bool v2320 = v2251 && v2319;
-          if (v2320) {
-            const iron_bf16 v2321 = iron_f32_to_bf16(v2314);
-            const unsigned int v2322 = v2208 * v2;
-            const unsigned int v2323 = v2322 + v2316;
-            const unsigned int v2324 = v2323 - v78;
-            out[v2324] = v2321;
+          const unsigned int v2317 = v2247 + 6u;  // kernels/gemm/gemm_tiles.hpp:384
+          const unsigned int v2319 = v2317 - v78;  // kernels/moe/grouped_gemm.cpp:88
+          const bool v2320 = v2319 < v2;
+          const bool v2321 = v2258 && v2320;
+          if (v2321) {
+            const iron_bf16 v2322 = iron_f32_to_bf16(v2254);
+            const unsigned int v2323 = v2244 * v2;
+            const unsigned int v2324 = v2323 + v2317;
+            const unsigned int v2325 = v2324 - v78;
+            out[v2325] = v2322;
           }
-          const float v2325 = v2200 ? v2235 : v2247;  // kernels/gemm/gemm_tiles.hpp:370
-          const unsigned int v2327 = v2211 + 7u;
+          const unsigned int v2327 = v2247 + 7u;  // kernels/gemm/gemm_tiles.hpp:384
           const unsigned int v2329 = v2327 - v78;  // kernels/moe/grouped_gemm.cpp:88
           const bool v2330 = v2329 < v2;
-          const bool v2331 = v2251 && v2330;
+          const bool v2331 = v2258 && v2330;
           if (v2331) {
-            const iron_bf16 v2332 = iron_f32_to_bf16(v2325);
-            const unsigned int v2333 = v2208 * v2;
+            const iron_bf16 v2332 = iron_f32_to_bf16(v2255);
+            const unsigned int v2333 = v2244 * v2;
             const unsigned int v2334 = v2333 + v2327;
             const unsigned int v2335 = v2334 - v78;
             out[v2335] = v2332;
           }
         }
       } else {
-        const unsigned int v2337 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
+        const unsigned int v2337 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:448
 
         #pragma unroll 1
-        for (unsigned int v2340 = v2337; v2340 < 4096u; v2340 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
-          const unsigned int v2342 = v2340 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+        for (unsigned int v2340 = v2337; v2340 < 4096u; v2340 += 128u) {  // kernels/gemm/gemm_tiles.hpp:405
+          const unsigned int v2342 = v2340 >> 6u;  // kernels/gemm/gemm_tiles.hpp:406
           const unsigned int v2343 = v2194 + v2342;
-          const unsigned int v2345 = v2340 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+          const unsigned int v2345 = v2340 & 63u;  // kernels/gemm/gemm_tiles.hpp:407
           const unsigned int v2346 = v2189 + v2345;
-          const bool v2347 = v2343 < v76;  // kernels/gemm/gemm_tiles.hpp:388
+          const bool v2347 = v2343 < v76;  // kernels/gemm/gemm_tiles.hpp:408
           const bool v2348 = v2346 < v79;
           const bool v2349 = v2347 && v2348;
           if (v2349) {
@@ -2410,7 +2410,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:466
     }
   } else {
     const unsigned int v3720 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64

@@ -145,1626 +145,1626 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
   const uint v25 = v24 << 6u;
   const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v29 = v28 << 7u;
-  const uint v1336 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:505
-  const bool v1337 = v1336 < 4u;
-  const uint v1340 = v1336 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
-  iron_frag<float, 16, 128> v1342;
-  iron_frag_fill(v1342, float(0.0f));
-  iron_frag<float, 16, 128> v1344;  // /usr/include/c++/12/bits/stl_construct.h:119
-  iron_frag_fill(v1344, float(0.0f));
-  const uint v1349 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-  const uint v1350 = iron_tid.x;
+  const uint v1429 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:506
+  const bool v1430 = v1429 < 4u;
+  const uint v1433 = v1429 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:424
+  iron_frag<float, 16, 128> v1435;
+  iron_frag_fill(v1435, float(0.0f));
+  iron_frag<float, 16, 128> v1437;  // /usr/include/c++/12/bits/stl_construct.h:119
+  iron_frag_fill(v1437, float(0.0f));
+  const uint v1442 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+  const uint v1443 = iron_tid.x;
 
-  for (uint v1347 = 0u; v1347 < v2; v1347 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
-    for (uint v1352 = v1350; v1352 < 4096u; v1352 += v1349) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v1354 = v1352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v1356 = v1352 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v1357 = v25 + v1354;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1358 = v1357 < v0;
-      const uint v1359 = v1347 + v1356;
-      const bool v1360 = v1359 < v2;
-      const bool v1361 = v1358 && v1360;
-      if (v1361) {
-        const uint v1363 = v1357 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v1365 = v1363 + v1347;
-        const uint v1366 = v1365 + v1356;
-        const iron_f8e4m3 v1367 = a[v1366];
-        const half v1368 = half(iron_to_f32(v1367));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v1370 = v1354 << 6u;
-        const uint v1371 = v1370 + v1356;
-        shm3[v1371] = v1368;
+  for (uint v1440 = 0u; v1440 < v2; v1440 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
+    for (uint v1445 = v1443; v1445 < 4096u; v1445 += v1442) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1447 = v1445 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1449 = v1445 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v1450 = v25 + v1447;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1451 = v1450 < v0;
+      const uint v1452 = v1440 + v1449;
+      const bool v1453 = v1452 < v2;
+      const bool v1454 = v1451 && v1453;
+      if (v1454) {
+        const uint v1456 = v1450 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v1458 = v1456 + v1440;
+        const uint v1459 = v1458 + v1449;
+        const iron_f8e4m3 v1460 = a[v1459];
+        const half v1461 = half(iron_to_f32(v1460));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v1463 = v1447 << 6u;
+        const uint v1464 = v1463 + v1449;
+        shm3[v1464] = v1461;
       } else {
-        const uint v1373 = v1354 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v1374 = v1373 + v1356;
-        shm3[v1374] = half(0.0f);
+        const uint v1466 = v1447 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v1467 = v1466 + v1449;
+        shm3[v1467] = half(0.0f);
       }
     }
 
-    for (uint v1380 = v1350; v1380 < 8192u; v1380 += v1349) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v1382 = v1380 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v1384 = v1380 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v1385 = v29 + v1382;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1386 = v1385 < v1;
-      const uint v1387 = v1347 + v1384;
-      const bool v1388 = v1387 < v2;
-      const bool v1389 = v1386 && v1388;
-      if (v1389) {
-        const uint v1391 = v1385 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v1393 = v1391 + v1347;
-        const uint v1394 = v1393 + v1384;
-        const iron_f8e4m3 v1395 = b[v1394];
-        const half v1396 = half(iron_to_f32(v1395));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v1398 = v1382 << 6u;
-        const uint v1399 = v1398 + v1384;
-        shm4[v1399] = v1396;
+    for (uint v1473 = v1443; v1473 < 8192u; v1473 += v1442) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1475 = v1473 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1477 = v1473 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v1478 = v29 + v1475;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1479 = v1478 < v1;
+      const uint v1480 = v1440 + v1477;
+      const bool v1481 = v1480 < v2;
+      const bool v1482 = v1479 && v1481;
+      if (v1482) {
+        const uint v1484 = v1478 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v1486 = v1484 + v1440;
+        const uint v1487 = v1486 + v1477;
+        const iron_f8e4m3 v1488 = b[v1487];
+        const half v1489 = half(iron_to_f32(v1488));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v1491 = v1475 << 6u;
+        const uint v1492 = v1491 + v1477;
+        shm4[v1492] = v1489;
       } else {
-        const uint v1401 = v1382 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v1402 = v1401 + v1384;
-        shm4[v1402] = half(0.0f);
+        const uint v1494 = v1475 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v1495 = v1494 + v1477;
+        shm4[v1495] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
-    if (v1337) {  // kernels/gemm/gemm_warpgroup.hpp:520
-      const uint v1410 = v1340 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
-      const uint v1411 = v1410 << 6u;
-      const uint v2708 = v1336 & 3u;
-      const uint v2710 = v2708 << 4u;
-      const uint v2712 = v2710 << 6u;
-      const uint v2714 = v1411 + v2712;
-      iron_frag<half, 16, 16> v2721;
-      iron_frag_fill(v2721, half(half(0.0f)));
-      iron_frag_load<false>(v2721, shm3, long(v2714), long(64u));
-      iron_frag<half, 16, 128> v2723;
-      iron_frag_fill(v2723, half(half(0.0f)));
-      iron_frag_load<true>(v2723, shm4, long(0u), long(64u));
-      iron_frag_mma(v1344, v2721, v2723);
-      const uint v2725 = v2714 + 16u;
-      iron_frag<half, 16, 16> v2730;
-      iron_frag_fill(v2730, half(half(0.0f)));
-      iron_frag_load<false>(v2730, shm3, long(v2725), long(64u));
-      iron_frag<half, 16, 128> v2732;
-      iron_frag_fill(v2732, half(half(0.0f)));
-      iron_frag_load<true>(v2732, shm4, long(16u), long(64u));
-      iron_frag_mma(v1344, v2730, v2732);
-      const uint v2734 = v2714 + 32u;
-      iron_frag<half, 16, 16> v2739;
-      iron_frag_fill(v2739, half(half(0.0f)));
-      iron_frag_load<false>(v2739, shm3, long(v2734), long(64u));
-      iron_frag<half, 16, 128> v2741;
-      iron_frag_fill(v2741, half(half(0.0f)));
-      iron_frag_load<true>(v2741, shm4, long(32u), long(64u));
-      iron_frag_mma(v1344, v2739, v2741);
-      const uint v2743 = v2714 + 48u;
-      iron_frag<half, 16, 16> v2748;
-      iron_frag_fill(v2748, half(half(0.0f)));
-      iron_frag_load<false>(v2748, shm3, long(v2743), long(64u));
-      iron_frag<half, 16, 128> v2750;
-      iron_frag_fill(v2750, half(half(0.0f)));
-      iron_frag_load<true>(v2750, shm4, long(48u), long(64u));
-      iron_frag_mma(v1344, v2748, v2750);
-      const uint v1416 = v1347 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:471
-      const uint v1417 = v1416 & 127u;
-      const bool v1418 = v1417 == 0u;
-      const bool v1421 = v1416 >= v2;
-      const bool v1422 = v1418 || v1421;
-      if (v1422) {
-        const uint v1424 = v1347 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:473
-        const uint v1432 = v25 + v1410;  // kernels/gemm/gemm_warpgroup.hpp:437
-        const uint v1433 = v1432 + v2710;
-        iron_frag<float, 16, 8> v1435;  // kernels/gemm/gemm_warpgroup.hpp:438
-        iron_frag_fill(v1435, float(0.0f));
-        const uint v1437 = iron_frag_coord<8>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:439
-        const uint v1440 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:440
-        const uint v1441 = v1433 + v1437;
-        const uint v1442 = min(v1441, v1440);
-        const uint v1443 = v1442 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const uint v1444 = v1443 + v1424;
-        const float v1445 = scale_a[v1444];
-        v1435.m[0][0].thread_elements()[0] = v1445;  // kernels/gemm/gemm_warpgroup.hpp:439
-        const uint v1447 = iron_frag_coord<8>(1u, iron_lane, false);
-        const uint v1451 = v1433 + v1447;  // kernels/gemm/gemm_warpgroup.hpp:440
-        const uint v1452 = min(v1451, v1440);
-        const uint v1453 = v1452 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const uint v1454 = v1453 + v1424;
-        const float v1455 = scale_a[v1454];
-        v1435.m[0][0].thread_elements()[1] = v1455;  // kernels/gemm/gemm_warpgroup.hpp:439
-        const uint v1457 = iron_frag_coord<8>(2u, iron_lane, false);
-        const uint v1461 = v1433 + v1457;  // kernels/gemm/gemm_warpgroup.hpp:440
-        const uint v1462 = min(v1461, v1440);
-        const uint v1463 = v1462 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const uint v1464 = v1463 + v1424;
-        const float v1465 = scale_a[v1464];
-        v1435.m[1][0].thread_elements()[0] = v1465;  // kernels/gemm/gemm_warpgroup.hpp:439
-        const uint v1467 = iron_frag_coord<8>(3u, iron_lane, false);
-        const uint v1471 = v1433 + v1467;  // kernels/gemm/gemm_warpgroup.hpp:440
-        const uint v1472 = min(v1471, v1440);
-        const uint v1473 = v1472 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const uint v1474 = v1473 + v1424;
-        const float v1475 = scale_a[v1474];
-        v1435.m[1][0].thread_elements()[1] = v1475;  // kernels/gemm/gemm_warpgroup.hpp:439
-        const uint v1477 = v29 >> 7u;  // kernels/gemm/gemm_fp8.cpp:102
-        const uint v1478 = v1477 * v6;
-        const uint v1479 = v1478 + v1424;
-        const float v1480 = scale_b[v1479];
-        const float v1481 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1482 = v1481 * v1480;
-        const float v1483 = v1344.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1484 = v1483 * v1482;
-        const float v1485 = v1342.m[0][0].thread_elements()[0];
-        const float v1486 = v1485 + v1484;
-        v1342.m[0][0].thread_elements()[0] = v1486;
-        v1344.m[0][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1488 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1489 = v1488 * v1480;
-        const float v1490 = v1344.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1491 = v1490 * v1489;
-        const float v1492 = v1342.m[0][0].thread_elements()[1];
-        const float v1493 = v1492 + v1491;
-        v1342.m[0][0].thread_elements()[1] = v1493;
-        v1344.m[0][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1495 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1496 = v1495 * v1480;
-        const float v1497 = v1344.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1498 = v1497 * v1496;
-        const float v1499 = v1342.m[0][1].thread_elements()[0];
-        const float v1500 = v1499 + v1498;
-        v1342.m[0][1].thread_elements()[0] = v1500;
-        v1344.m[0][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1502 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1503 = v1502 * v1480;
-        const float v1504 = v1344.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1505 = v1504 * v1503;
-        const float v1506 = v1342.m[0][1].thread_elements()[1];
-        const float v1507 = v1506 + v1505;
-        v1342.m[0][1].thread_elements()[1] = v1507;
-        v1344.m[0][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1509 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1510 = v1509 * v1480;
-        const float v1511 = v1344.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1512 = v1511 * v1510;
-        const float v1513 = v1342.m[0][2].thread_elements()[0];
-        const float v1514 = v1513 + v1512;
-        v1342.m[0][2].thread_elements()[0] = v1514;
-        v1344.m[0][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1516 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1517 = v1516 * v1480;
-        const float v1518 = v1344.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1519 = v1518 * v1517;
-        const float v1520 = v1342.m[0][2].thread_elements()[1];
-        const float v1521 = v1520 + v1519;
-        v1342.m[0][2].thread_elements()[1] = v1521;
-        v1344.m[0][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1523 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1524 = v1523 * v1480;
-        const float v1525 = v1344.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1526 = v1525 * v1524;
-        const float v1527 = v1342.m[0][3].thread_elements()[0];
-        const float v1528 = v1527 + v1526;
-        v1342.m[0][3].thread_elements()[0] = v1528;
-        v1344.m[0][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1530 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1531 = v1530 * v1480;
-        const float v1532 = v1344.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1533 = v1532 * v1531;
-        const float v1534 = v1342.m[0][3].thread_elements()[1];
-        const float v1535 = v1534 + v1533;
-        v1342.m[0][3].thread_elements()[1] = v1535;
-        v1344.m[0][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1537 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1538 = v1537 * v1480;
-        const float v1539 = v1344.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1540 = v1539 * v1538;
-        const float v1541 = v1342.m[0][4].thread_elements()[0];
-        const float v1542 = v1541 + v1540;
-        v1342.m[0][4].thread_elements()[0] = v1542;
-        v1344.m[0][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1544 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1545 = v1544 * v1480;
-        const float v1546 = v1344.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1547 = v1546 * v1545;
-        const float v1548 = v1342.m[0][4].thread_elements()[1];
-        const float v1549 = v1548 + v1547;
-        v1342.m[0][4].thread_elements()[1] = v1549;
-        v1344.m[0][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1551 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1552 = v1551 * v1480;
-        const float v1553 = v1344.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1554 = v1553 * v1552;
-        const float v1555 = v1342.m[0][5].thread_elements()[0];
-        const float v1556 = v1555 + v1554;
-        v1342.m[0][5].thread_elements()[0] = v1556;
-        v1344.m[0][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1558 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1559 = v1558 * v1480;
-        const float v1560 = v1344.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1561 = v1560 * v1559;
-        const float v1562 = v1342.m[0][5].thread_elements()[1];
-        const float v1563 = v1562 + v1561;
-        v1342.m[0][5].thread_elements()[1] = v1563;
-        v1344.m[0][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1565 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1566 = v1565 * v1480;
-        const float v1567 = v1344.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1568 = v1567 * v1566;
-        const float v1569 = v1342.m[0][6].thread_elements()[0];
-        const float v1570 = v1569 + v1568;
-        v1342.m[0][6].thread_elements()[0] = v1570;
-        v1344.m[0][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1572 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1573 = v1572 * v1480;
-        const float v1574 = v1344.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:520
+    if (v1430) {  // kernels/gemm/gemm_warpgroup.hpp:521
+      const uint v1503 = v1433 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
+      const uint v1504 = v1503 << 6u;
+      const uint v2801 = v1429 & 3u;
+      const uint v2803 = v2801 << 4u;
+      const uint v2805 = v2803 << 6u;
+      const uint v2807 = v1504 + v2805;
+      iron_frag<half, 16, 16> v2814;
+      iron_frag_fill(v2814, half(half(0.0f)));
+      iron_frag_load<false>(v2814, shm3, long(v2807), long(64u));
+      iron_frag<half, 16, 128> v2816;
+      iron_frag_fill(v2816, half(half(0.0f)));
+      iron_frag_load<true>(v2816, shm4, long(0u), long(64u));
+      iron_frag_mma(v1437, v2814, v2816);
+      const uint v2818 = v2807 + 16u;
+      iron_frag<half, 16, 16> v2823;
+      iron_frag_fill(v2823, half(half(0.0f)));
+      iron_frag_load<false>(v2823, shm3, long(v2818), long(64u));
+      iron_frag<half, 16, 128> v2825;
+      iron_frag_fill(v2825, half(half(0.0f)));
+      iron_frag_load<true>(v2825, shm4, long(16u), long(64u));
+      iron_frag_mma(v1437, v2823, v2825);
+      const uint v2827 = v2807 + 32u;
+      iron_frag<half, 16, 16> v2832;
+      iron_frag_fill(v2832, half(half(0.0f)));
+      iron_frag_load<false>(v2832, shm3, long(v2827), long(64u));
+      iron_frag<half, 16, 128> v2834;
+      iron_frag_fill(v2834, half(half(0.0f)));
+      iron_frag_load<true>(v2834, shm4, long(32u), long(64u));
+      iron_frag_mma(v1437, v2832, v2834);
+      const uint v2836 = v2807 + 48u;
+      iron_frag<half, 16, 16> v2841;
+      iron_frag_fill(v2841, half(half(0.0f)));
+      iron_frag_load<false>(v2841, shm3, long(v2836), long(64u));
+      iron_frag<half, 16, 128> v2843;
+      iron_frag_fill(v2843, half(half(0.0f)));
+      iron_frag_load<true>(v2843, shm4, long(48u), long(64u));
+      iron_frag_mma(v1437, v2841, v2843);
+      const uint v1509 = v1440 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:472
+      const uint v1510 = v1509 & 127u;
+      const bool v1511 = v1510 == 0u;
+      const bool v1514 = v1509 >= v2;
+      const bool v1515 = v1511 || v1514;
+      if (v1515) {
+        const uint v1517 = v1440 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:474
+        const uint v1525 = v25 + v1503;  // kernels/gemm/gemm_warpgroup.hpp:438
+        const uint v1526 = v1525 + v2803;
+        iron_frag<float, 16, 8> v1528;  // kernels/gemm/gemm_warpgroup.hpp:439
+        iron_frag_fill(v1528, float(0.0f));
+        const uint v1530 = iron_frag_coord<8>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:440
+        const uint v1533 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:441
+        const uint v1534 = v1526 + v1530;
+        const uint v1535 = min(v1534, v1533);
+        const uint v1536 = v1535 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const uint v1537 = v1536 + v1517;
+        const float v1538 = scale_a[v1537];
+        v1528.m[0][0].thread_elements()[0] = v1538;  // kernels/gemm/gemm_warpgroup.hpp:440
+        const uint v1540 = iron_frag_coord<8>(1u, iron_lane, false);
+        const uint v1544 = v1526 + v1540;  // kernels/gemm/gemm_warpgroup.hpp:441
+        const uint v1545 = min(v1544, v1533);
+        const uint v1546 = v1545 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const uint v1547 = v1546 + v1517;
+        const float v1548 = scale_a[v1547];
+        v1528.m[0][0].thread_elements()[1] = v1548;  // kernels/gemm/gemm_warpgroup.hpp:440
+        const uint v1550 = iron_frag_coord<8>(2u, iron_lane, false);
+        const uint v1554 = v1526 + v1550;  // kernels/gemm/gemm_warpgroup.hpp:441
+        const uint v1555 = min(v1554, v1533);
+        const uint v1556 = v1555 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const uint v1557 = v1556 + v1517;
+        const float v1558 = scale_a[v1557];
+        v1528.m[1][0].thread_elements()[0] = v1558;  // kernels/gemm/gemm_warpgroup.hpp:440
+        const uint v1560 = iron_frag_coord<8>(3u, iron_lane, false);
+        const uint v1564 = v1526 + v1560;  // kernels/gemm/gemm_warpgroup.hpp:441
+        const uint v1565 = min(v1564, v1533);
+        const uint v1566 = v1565 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const uint v1567 = v1566 + v1517;
+        const float v1568 = scale_a[v1567];
+        v1528.m[1][0].thread_elements()[1] = v1568;  // kernels/gemm/gemm_warpgroup.hpp:440
+        const uint v1570 = v29 >> 7u;  // kernels/gemm/gemm_fp8.cpp:102
+        const uint v1571 = v1570 * v6;
+        const uint v1572 = v1571 + v1517;
+        const float v1573 = scale_b[v1572];
+        const float v1574 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
         const float v1575 = v1574 * v1573;
-        const float v1576 = v1342.m[0][6].thread_elements()[1];
-        const float v1577 = v1576 + v1575;
-        v1342.m[0][6].thread_elements()[1] = v1577;
-        v1344.m[0][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1579 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1580 = v1579 * v1480;
-        const float v1581 = v1344.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1582 = v1581 * v1580;
-        const float v1583 = v1342.m[0][7].thread_elements()[0];
-        const float v1584 = v1583 + v1582;
-        v1342.m[0][7].thread_elements()[0] = v1584;
-        v1344.m[0][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1586 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1587 = v1586 * v1480;
-        const float v1588 = v1344.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1589 = v1588 * v1587;
-        const float v1590 = v1342.m[0][7].thread_elements()[1];
-        const float v1591 = v1590 + v1589;
-        v1342.m[0][7].thread_elements()[1] = v1591;
-        v1344.m[0][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1593 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1594 = v1593 * v1480;
-        const float v1595 = v1344.m[0][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1596 = v1595 * v1594;
-        const float v1597 = v1342.m[0][8].thread_elements()[0];
-        const float v1598 = v1597 + v1596;
-        v1342.m[0][8].thread_elements()[0] = v1598;
-        v1344.m[0][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1600 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1601 = v1600 * v1480;
-        const float v1602 = v1344.m[0][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1603 = v1602 * v1601;
-        const float v1604 = v1342.m[0][8].thread_elements()[1];
-        const float v1605 = v1604 + v1603;
-        v1342.m[0][8].thread_elements()[1] = v1605;
-        v1344.m[0][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1607 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1608 = v1607 * v1480;
-        const float v1609 = v1344.m[0][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1610 = v1609 * v1608;
-        const float v1611 = v1342.m[0][9].thread_elements()[0];
-        const float v1612 = v1611 + v1610;
-        v1342.m[0][9].thread_elements()[0] = v1612;
-        v1344.m[0][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1614 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1615 = v1614 * v1480;
-        const float v1616 = v1344.m[0][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1617 = v1616 * v1615;
-        const float v1618 = v1342.m[0][9].thread_elements()[1];
-        const float v1619 = v1618 + v1617;
-        v1342.m[0][9].thread_elements()[1] = v1619;
-        v1344.m[0][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1621 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1622 = v1621 * v1480;
-        const float v1623 = v1344.m[0][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1624 = v1623 * v1622;
-        const float v1625 = v1342.m[0][10].thread_elements()[0];
-        const float v1626 = v1625 + v1624;
-        v1342.m[0][10].thread_elements()[0] = v1626;
-        v1344.m[0][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1628 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1629 = v1628 * v1480;
-        const float v1630 = v1344.m[0][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1631 = v1630 * v1629;
-        const float v1632 = v1342.m[0][10].thread_elements()[1];
-        const float v1633 = v1632 + v1631;
-        v1342.m[0][10].thread_elements()[1] = v1633;
-        v1344.m[0][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1635 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1636 = v1635 * v1480;
-        const float v1637 = v1344.m[0][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1638 = v1637 * v1636;
-        const float v1639 = v1342.m[0][11].thread_elements()[0];
-        const float v1640 = v1639 + v1638;
-        v1342.m[0][11].thread_elements()[0] = v1640;
-        v1344.m[0][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1642 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1643 = v1642 * v1480;
-        const float v1644 = v1344.m[0][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1645 = v1644 * v1643;
-        const float v1646 = v1342.m[0][11].thread_elements()[1];
-        const float v1647 = v1646 + v1645;
-        v1342.m[0][11].thread_elements()[1] = v1647;
-        v1344.m[0][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1649 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1650 = v1649 * v1480;
-        const float v1651 = v1344.m[0][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1652 = v1651 * v1650;
-        const float v1653 = v1342.m[0][12].thread_elements()[0];
-        const float v1654 = v1653 + v1652;
-        v1342.m[0][12].thread_elements()[0] = v1654;
-        v1344.m[0][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1656 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1657 = v1656 * v1480;
-        const float v1658 = v1344.m[0][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1659 = v1658 * v1657;
-        const float v1660 = v1342.m[0][12].thread_elements()[1];
-        const float v1661 = v1660 + v1659;
-        v1342.m[0][12].thread_elements()[1] = v1661;
-        v1344.m[0][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1663 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1664 = v1663 * v1480;
-        const float v1665 = v1344.m[0][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1666 = v1665 * v1664;
-        const float v1667 = v1342.m[0][13].thread_elements()[0];
-        const float v1668 = v1667 + v1666;
-        v1342.m[0][13].thread_elements()[0] = v1668;
-        v1344.m[0][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1670 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1671 = v1670 * v1480;
-        const float v1672 = v1344.m[0][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1673 = v1672 * v1671;
-        const float v1674 = v1342.m[0][13].thread_elements()[1];
-        const float v1675 = v1674 + v1673;
-        v1342.m[0][13].thread_elements()[1] = v1675;
-        v1344.m[0][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1677 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1678 = v1677 * v1480;
-        const float v1679 = v1344.m[0][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1680 = v1679 * v1678;
-        const float v1681 = v1342.m[0][14].thread_elements()[0];
-        const float v1682 = v1681 + v1680;
-        v1342.m[0][14].thread_elements()[0] = v1682;
-        v1344.m[0][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1684 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1685 = v1684 * v1480;
-        const float v1686 = v1344.m[0][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1687 = v1686 * v1685;
-        const float v1688 = v1342.m[0][14].thread_elements()[1];
-        const float v1689 = v1688 + v1687;
-        v1342.m[0][14].thread_elements()[1] = v1689;
-        v1344.m[0][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1691 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1692 = v1691 * v1480;
-        const float v1693 = v1344.m[0][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1694 = v1693 * v1692;
-        const float v1695 = v1342.m[0][15].thread_elements()[0];
-        const float v1696 = v1695 + v1694;
-        v1342.m[0][15].thread_elements()[0] = v1696;
-        v1344.m[0][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1698 = v1435.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1699 = v1698 * v1480;
-        const float v1700 = v1344.m[0][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1701 = v1700 * v1699;
-        const float v1702 = v1342.m[0][15].thread_elements()[1];
-        const float v1703 = v1702 + v1701;
-        v1342.m[0][15].thread_elements()[1] = v1703;
-        v1344.m[0][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1705 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1706 = v1705 * v1480;
-        const float v1707 = v1344.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1708 = v1707 * v1706;
-        const float v1709 = v1342.m[1][0].thread_elements()[0];
-        const float v1710 = v1709 + v1708;
-        v1342.m[1][0].thread_elements()[0] = v1710;
-        v1344.m[1][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1712 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1713 = v1712 * v1480;
-        const float v1714 = v1344.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1715 = v1714 * v1713;
-        const float v1716 = v1342.m[1][0].thread_elements()[1];
-        const float v1717 = v1716 + v1715;
-        v1342.m[1][0].thread_elements()[1] = v1717;
-        v1344.m[1][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1719 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1720 = v1719 * v1480;
-        const float v1721 = v1344.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1722 = v1721 * v1720;
-        const float v1723 = v1342.m[1][1].thread_elements()[0];
-        const float v1724 = v1723 + v1722;
-        v1342.m[1][1].thread_elements()[0] = v1724;
-        v1344.m[1][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1726 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1727 = v1726 * v1480;
-        const float v1728 = v1344.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1729 = v1728 * v1727;
-        const float v1730 = v1342.m[1][1].thread_elements()[1];
-        const float v1731 = v1730 + v1729;
-        v1342.m[1][1].thread_elements()[1] = v1731;
-        v1344.m[1][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1733 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1734 = v1733 * v1480;
-        const float v1735 = v1344.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1736 = v1735 * v1734;
-        const float v1737 = v1342.m[1][2].thread_elements()[0];
-        const float v1738 = v1737 + v1736;
-        v1342.m[1][2].thread_elements()[0] = v1738;
-        v1344.m[1][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1740 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1741 = v1740 * v1480;
-        const float v1742 = v1344.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1743 = v1742 * v1741;
-        const float v1744 = v1342.m[1][2].thread_elements()[1];
-        const float v1745 = v1744 + v1743;
-        v1342.m[1][2].thread_elements()[1] = v1745;
-        v1344.m[1][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1747 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1748 = v1747 * v1480;
-        const float v1749 = v1344.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1750 = v1749 * v1748;
-        const float v1751 = v1342.m[1][3].thread_elements()[0];
-        const float v1752 = v1751 + v1750;
-        v1342.m[1][3].thread_elements()[0] = v1752;
-        v1344.m[1][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1754 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1755 = v1754 * v1480;
-        const float v1756 = v1344.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1757 = v1756 * v1755;
-        const float v1758 = v1342.m[1][3].thread_elements()[1];
-        const float v1759 = v1758 + v1757;
-        v1342.m[1][3].thread_elements()[1] = v1759;
-        v1344.m[1][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1761 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1762 = v1761 * v1480;
-        const float v1763 = v1344.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1764 = v1763 * v1762;
-        const float v1765 = v1342.m[1][4].thread_elements()[0];
-        const float v1766 = v1765 + v1764;
-        v1342.m[1][4].thread_elements()[0] = v1766;
-        v1344.m[1][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1768 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1769 = v1768 * v1480;
-        const float v1770 = v1344.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1771 = v1770 * v1769;
-        const float v1772 = v1342.m[1][4].thread_elements()[1];
-        const float v1773 = v1772 + v1771;
-        v1342.m[1][4].thread_elements()[1] = v1773;
-        v1344.m[1][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1775 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1776 = v1775 * v1480;
-        const float v1777 = v1344.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1778 = v1777 * v1776;
-        const float v1779 = v1342.m[1][5].thread_elements()[0];
-        const float v1780 = v1779 + v1778;
-        v1342.m[1][5].thread_elements()[0] = v1780;
-        v1344.m[1][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1782 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1783 = v1782 * v1480;
-        const float v1784 = v1344.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1785 = v1784 * v1783;
-        const float v1786 = v1342.m[1][5].thread_elements()[1];
-        const float v1787 = v1786 + v1785;
-        v1342.m[1][5].thread_elements()[1] = v1787;
-        v1344.m[1][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1789 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1790 = v1789 * v1480;
-        const float v1791 = v1344.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1792 = v1791 * v1790;
-        const float v1793 = v1342.m[1][6].thread_elements()[0];
-        const float v1794 = v1793 + v1792;
-        v1342.m[1][6].thread_elements()[0] = v1794;
-        v1344.m[1][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1796 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1797 = v1796 * v1480;
-        const float v1798 = v1344.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1799 = v1798 * v1797;
-        const float v1800 = v1342.m[1][6].thread_elements()[1];
-        const float v1801 = v1800 + v1799;
-        v1342.m[1][6].thread_elements()[1] = v1801;
-        v1344.m[1][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1803 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1804 = v1803 * v1480;
-        const float v1805 = v1344.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1806 = v1805 * v1804;
-        const float v1807 = v1342.m[1][7].thread_elements()[0];
-        const float v1808 = v1807 + v1806;
-        v1342.m[1][7].thread_elements()[0] = v1808;
-        v1344.m[1][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1810 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1811 = v1810 * v1480;
-        const float v1812 = v1344.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1813 = v1812 * v1811;
-        const float v1814 = v1342.m[1][7].thread_elements()[1];
-        const float v1815 = v1814 + v1813;
-        v1342.m[1][7].thread_elements()[1] = v1815;
-        v1344.m[1][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1817 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1818 = v1817 * v1480;
-        const float v1819 = v1344.m[1][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1820 = v1819 * v1818;
-        const float v1821 = v1342.m[1][8].thread_elements()[0];
-        const float v1822 = v1821 + v1820;
-        v1342.m[1][8].thread_elements()[0] = v1822;
-        v1344.m[1][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1824 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1825 = v1824 * v1480;
-        const float v1826 = v1344.m[1][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1827 = v1826 * v1825;
-        const float v1828 = v1342.m[1][8].thread_elements()[1];
-        const float v1829 = v1828 + v1827;
-        v1342.m[1][8].thread_elements()[1] = v1829;
-        v1344.m[1][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1831 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1832 = v1831 * v1480;
-        const float v1833 = v1344.m[1][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1834 = v1833 * v1832;
-        const float v1835 = v1342.m[1][9].thread_elements()[0];
-        const float v1836 = v1835 + v1834;
-        v1342.m[1][9].thread_elements()[0] = v1836;
-        v1344.m[1][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1838 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1839 = v1838 * v1480;
-        const float v1840 = v1344.m[1][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1841 = v1840 * v1839;
-        const float v1842 = v1342.m[1][9].thread_elements()[1];
-        const float v1843 = v1842 + v1841;
-        v1342.m[1][9].thread_elements()[1] = v1843;
-        v1344.m[1][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1845 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1846 = v1845 * v1480;
-        const float v1847 = v1344.m[1][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1848 = v1847 * v1846;
-        const float v1849 = v1342.m[1][10].thread_elements()[0];
-        const float v1850 = v1849 + v1848;
-        v1342.m[1][10].thread_elements()[0] = v1850;
-        v1344.m[1][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1852 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1853 = v1852 * v1480;
-        const float v1854 = v1344.m[1][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1855 = v1854 * v1853;
-        const float v1856 = v1342.m[1][10].thread_elements()[1];
-        const float v1857 = v1856 + v1855;
-        v1342.m[1][10].thread_elements()[1] = v1857;
-        v1344.m[1][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1859 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1860 = v1859 * v1480;
-        const float v1861 = v1344.m[1][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1862 = v1861 * v1860;
-        const float v1863 = v1342.m[1][11].thread_elements()[0];
-        const float v1864 = v1863 + v1862;
-        v1342.m[1][11].thread_elements()[0] = v1864;
-        v1344.m[1][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1866 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1867 = v1866 * v1480;
-        const float v1868 = v1344.m[1][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1869 = v1868 * v1867;
-        const float v1870 = v1342.m[1][11].thread_elements()[1];
-        const float v1871 = v1870 + v1869;
-        v1342.m[1][11].thread_elements()[1] = v1871;
-        v1344.m[1][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1873 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1874 = v1873 * v1480;
-        const float v1875 = v1344.m[1][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1876 = v1875 * v1874;
-        const float v1877 = v1342.m[1][12].thread_elements()[0];
-        const float v1878 = v1877 + v1876;
-        v1342.m[1][12].thread_elements()[0] = v1878;
-        v1344.m[1][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1880 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1881 = v1880 * v1480;
-        const float v1882 = v1344.m[1][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1883 = v1882 * v1881;
-        const float v1884 = v1342.m[1][12].thread_elements()[1];
-        const float v1885 = v1884 + v1883;
-        v1342.m[1][12].thread_elements()[1] = v1885;
-        v1344.m[1][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1887 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1888 = v1887 * v1480;
-        const float v1889 = v1344.m[1][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1890 = v1889 * v1888;
-        const float v1891 = v1342.m[1][13].thread_elements()[0];
-        const float v1892 = v1891 + v1890;
-        v1342.m[1][13].thread_elements()[0] = v1892;
-        v1344.m[1][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1894 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1895 = v1894 * v1480;
-        const float v1896 = v1344.m[1][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1897 = v1896 * v1895;
-        const float v1898 = v1342.m[1][13].thread_elements()[1];
-        const float v1899 = v1898 + v1897;
-        v1342.m[1][13].thread_elements()[1] = v1899;
-        v1344.m[1][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1901 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1902 = v1901 * v1480;
-        const float v1903 = v1344.m[1][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1904 = v1903 * v1902;
-        const float v1905 = v1342.m[1][14].thread_elements()[0];
-        const float v1906 = v1905 + v1904;
-        v1342.m[1][14].thread_elements()[0] = v1906;
-        v1344.m[1][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1908 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1909 = v1908 * v1480;
-        const float v1910 = v1344.m[1][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1911 = v1910 * v1909;
-        const float v1912 = v1342.m[1][14].thread_elements()[1];
-        const float v1913 = v1912 + v1911;
-        v1342.m[1][14].thread_elements()[1] = v1913;
-        v1344.m[1][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1915 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1916 = v1915 * v1480;
-        const float v1917 = v1344.m[1][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1918 = v1917 * v1916;
-        const float v1919 = v1342.m[1][15].thread_elements()[0];
-        const float v1920 = v1919 + v1918;
-        v1342.m[1][15].thread_elements()[0] = v1920;
-        v1344.m[1][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const float v1922 = v1435.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
-        const float v1923 = v1922 * v1480;
-        const float v1924 = v1344.m[1][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
-        const float v1925 = v1924 * v1923;
-        const float v1926 = v1342.m[1][15].thread_elements()[1];
-        const float v1927 = v1926 + v1925;
-        v1342.m[1][15].thread_elements()[1] = v1927;
-        v1344.m[1][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1576 = v1437.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1577 = v1576 * v1575;
+        const float v1578 = v1435.m[0][0].thread_elements()[0];
+        const float v1579 = v1578 + v1577;
+        v1435.m[0][0].thread_elements()[0] = v1579;
+        v1437.m[0][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1581 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1582 = v1581 * v1573;
+        const float v1583 = v1437.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1584 = v1583 * v1582;
+        const float v1585 = v1435.m[0][0].thread_elements()[1];
+        const float v1586 = v1585 + v1584;
+        v1435.m[0][0].thread_elements()[1] = v1586;
+        v1437.m[0][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1588 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1589 = v1588 * v1573;
+        const float v1590 = v1437.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1591 = v1590 * v1589;
+        const float v1592 = v1435.m[0][1].thread_elements()[0];
+        const float v1593 = v1592 + v1591;
+        v1435.m[0][1].thread_elements()[0] = v1593;
+        v1437.m[0][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1595 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1596 = v1595 * v1573;
+        const float v1597 = v1437.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1598 = v1597 * v1596;
+        const float v1599 = v1435.m[0][1].thread_elements()[1];
+        const float v1600 = v1599 + v1598;
+        v1435.m[0][1].thread_elements()[1] = v1600;
+        v1437.m[0][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1602 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1603 = v1602 * v1573;
+        const float v1604 = v1437.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1605 = v1604 * v1603;
+        const float v1606 = v1435.m[0][2].thread_elements()[0];
+        const float v1607 = v1606 + v1605;
+        v1435.m[0][2].thread_elements()[0] = v1607;
+        v1437.m[0][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1609 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1610 = v1609 * v1573;
+        const float v1611 = v1437.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1612 = v1611 * v1610;
+        const float v1613 = v1435.m[0][2].thread_elements()[1];
+        const float v1614 = v1613 + v1612;
+        v1435.m[0][2].thread_elements()[1] = v1614;
+        v1437.m[0][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1616 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1617 = v1616 * v1573;
+        const float v1618 = v1437.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1619 = v1618 * v1617;
+        const float v1620 = v1435.m[0][3].thread_elements()[0];
+        const float v1621 = v1620 + v1619;
+        v1435.m[0][3].thread_elements()[0] = v1621;
+        v1437.m[0][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1623 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1624 = v1623 * v1573;
+        const float v1625 = v1437.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1626 = v1625 * v1624;
+        const float v1627 = v1435.m[0][3].thread_elements()[1];
+        const float v1628 = v1627 + v1626;
+        v1435.m[0][3].thread_elements()[1] = v1628;
+        v1437.m[0][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1630 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1631 = v1630 * v1573;
+        const float v1632 = v1437.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1633 = v1632 * v1631;
+        const float v1634 = v1435.m[0][4].thread_elements()[0];
+        const float v1635 = v1634 + v1633;
+        v1435.m[0][4].thread_elements()[0] = v1635;
+        v1437.m[0][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1637 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1638 = v1637 * v1573;
+        const float v1639 = v1437.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1640 = v1639 * v1638;
+        const float v1641 = v1435.m[0][4].thread_elements()[1];
+        const float v1642 = v1641 + v1640;
+        v1435.m[0][4].thread_elements()[1] = v1642;
+        v1437.m[0][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1644 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1645 = v1644 * v1573;
+        const float v1646 = v1437.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1647 = v1646 * v1645;
+        const float v1648 = v1435.m[0][5].thread_elements()[0];
+        const float v1649 = v1648 + v1647;
+        v1435.m[0][5].thread_elements()[0] = v1649;
+        v1437.m[0][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1651 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1652 = v1651 * v1573;
+        const float v1653 = v1437.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1654 = v1653 * v1652;
+        const float v1655 = v1435.m[0][5].thread_elements()[1];
+        const float v1656 = v1655 + v1654;
+        v1435.m[0][5].thread_elements()[1] = v1656;
+        v1437.m[0][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1658 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1659 = v1658 * v1573;
+        const float v1660 = v1437.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1661 = v1660 * v1659;
+        const float v1662 = v1435.m[0][6].thread_elements()[0];
+        const float v1663 = v1662 + v1661;
+        v1435.m[0][6].thread_elements()[0] = v1663;
+        v1437.m[0][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1665 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1666 = v1665 * v1573;
+        const float v1667 = v1437.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1668 = v1667 * v1666;
+        const float v1669 = v1435.m[0][6].thread_elements()[1];
+        const float v1670 = v1669 + v1668;
+        v1435.m[0][6].thread_elements()[1] = v1670;
+        v1437.m[0][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1672 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1673 = v1672 * v1573;
+        const float v1674 = v1437.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1675 = v1674 * v1673;
+        const float v1676 = v1435.m[0][7].thread_elements()[0];
+        const float v1677 = v1676 + v1675;
+        v1435.m[0][7].thread_elements()[0] = v1677;
+        v1437.m[0][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1679 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1680 = v1679 * v1573;
+        const float v1681 = v1437.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1682 = v1681 * v1680;
+        const float v1683 = v1435.m[0][7].thread_elements()[1];
+        const float v1684 = v1683 + v1682;
+        v1435.m[0][7].thread_elements()[1] = v1684;
+        v1437.m[0][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1686 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1687 = v1686 * v1573;
+        const float v1688 = v1437.m[0][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1689 = v1688 * v1687;
+        const float v1690 = v1435.m[0][8].thread_elements()[0];
+        const float v1691 = v1690 + v1689;
+        v1435.m[0][8].thread_elements()[0] = v1691;
+        v1437.m[0][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1693 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1694 = v1693 * v1573;
+        const float v1695 = v1437.m[0][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1696 = v1695 * v1694;
+        const float v1697 = v1435.m[0][8].thread_elements()[1];
+        const float v1698 = v1697 + v1696;
+        v1435.m[0][8].thread_elements()[1] = v1698;
+        v1437.m[0][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1700 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1701 = v1700 * v1573;
+        const float v1702 = v1437.m[0][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1703 = v1702 * v1701;
+        const float v1704 = v1435.m[0][9].thread_elements()[0];
+        const float v1705 = v1704 + v1703;
+        v1435.m[0][9].thread_elements()[0] = v1705;
+        v1437.m[0][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1707 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1708 = v1707 * v1573;
+        const float v1709 = v1437.m[0][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1710 = v1709 * v1708;
+        const float v1711 = v1435.m[0][9].thread_elements()[1];
+        const float v1712 = v1711 + v1710;
+        v1435.m[0][9].thread_elements()[1] = v1712;
+        v1437.m[0][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1714 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1715 = v1714 * v1573;
+        const float v1716 = v1437.m[0][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1717 = v1716 * v1715;
+        const float v1718 = v1435.m[0][10].thread_elements()[0];
+        const float v1719 = v1718 + v1717;
+        v1435.m[0][10].thread_elements()[0] = v1719;
+        v1437.m[0][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1721 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1722 = v1721 * v1573;
+        const float v1723 = v1437.m[0][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1724 = v1723 * v1722;
+        const float v1725 = v1435.m[0][10].thread_elements()[1];
+        const float v1726 = v1725 + v1724;
+        v1435.m[0][10].thread_elements()[1] = v1726;
+        v1437.m[0][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1728 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1729 = v1728 * v1573;
+        const float v1730 = v1437.m[0][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1731 = v1730 * v1729;
+        const float v1732 = v1435.m[0][11].thread_elements()[0];
+        const float v1733 = v1732 + v1731;
+        v1435.m[0][11].thread_elements()[0] = v1733;
+        v1437.m[0][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1735 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1736 = v1735 * v1573;
+        const float v1737 = v1437.m[0][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1738 = v1737 * v1736;
+        const float v1739 = v1435.m[0][11].thread_elements()[1];
+        const float v1740 = v1739 + v1738;
+        v1435.m[0][11].thread_elements()[1] = v1740;
+        v1437.m[0][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1742 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1743 = v1742 * v1573;
+        const float v1744 = v1437.m[0][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1745 = v1744 * v1743;
+        const float v1746 = v1435.m[0][12].thread_elements()[0];
+        const float v1747 = v1746 + v1745;
+        v1435.m[0][12].thread_elements()[0] = v1747;
+        v1437.m[0][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1749 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1750 = v1749 * v1573;
+        const float v1751 = v1437.m[0][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1752 = v1751 * v1750;
+        const float v1753 = v1435.m[0][12].thread_elements()[1];
+        const float v1754 = v1753 + v1752;
+        v1435.m[0][12].thread_elements()[1] = v1754;
+        v1437.m[0][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1756 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1757 = v1756 * v1573;
+        const float v1758 = v1437.m[0][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1759 = v1758 * v1757;
+        const float v1760 = v1435.m[0][13].thread_elements()[0];
+        const float v1761 = v1760 + v1759;
+        v1435.m[0][13].thread_elements()[0] = v1761;
+        v1437.m[0][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1763 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1764 = v1763 * v1573;
+        const float v1765 = v1437.m[0][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1766 = v1765 * v1764;
+        const float v1767 = v1435.m[0][13].thread_elements()[1];
+        const float v1768 = v1767 + v1766;
+        v1435.m[0][13].thread_elements()[1] = v1768;
+        v1437.m[0][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1770 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1771 = v1770 * v1573;
+        const float v1772 = v1437.m[0][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1773 = v1772 * v1771;
+        const float v1774 = v1435.m[0][14].thread_elements()[0];
+        const float v1775 = v1774 + v1773;
+        v1435.m[0][14].thread_elements()[0] = v1775;
+        v1437.m[0][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1777 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1778 = v1777 * v1573;
+        const float v1779 = v1437.m[0][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1780 = v1779 * v1778;
+        const float v1781 = v1435.m[0][14].thread_elements()[1];
+        const float v1782 = v1781 + v1780;
+        v1435.m[0][14].thread_elements()[1] = v1782;
+        v1437.m[0][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1784 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1785 = v1784 * v1573;
+        const float v1786 = v1437.m[0][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1787 = v1786 * v1785;
+        const float v1788 = v1435.m[0][15].thread_elements()[0];
+        const float v1789 = v1788 + v1787;
+        v1435.m[0][15].thread_elements()[0] = v1789;
+        v1437.m[0][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1791 = v1528.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1792 = v1791 * v1573;
+        const float v1793 = v1437.m[0][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1794 = v1793 * v1792;
+        const float v1795 = v1435.m[0][15].thread_elements()[1];
+        const float v1796 = v1795 + v1794;
+        v1435.m[0][15].thread_elements()[1] = v1796;
+        v1437.m[0][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1798 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1799 = v1798 * v1573;
+        const float v1800 = v1437.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1801 = v1800 * v1799;
+        const float v1802 = v1435.m[1][0].thread_elements()[0];
+        const float v1803 = v1802 + v1801;
+        v1435.m[1][0].thread_elements()[0] = v1803;
+        v1437.m[1][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1805 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1806 = v1805 * v1573;
+        const float v1807 = v1437.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1808 = v1807 * v1806;
+        const float v1809 = v1435.m[1][0].thread_elements()[1];
+        const float v1810 = v1809 + v1808;
+        v1435.m[1][0].thread_elements()[1] = v1810;
+        v1437.m[1][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1812 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1813 = v1812 * v1573;
+        const float v1814 = v1437.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1815 = v1814 * v1813;
+        const float v1816 = v1435.m[1][1].thread_elements()[0];
+        const float v1817 = v1816 + v1815;
+        v1435.m[1][1].thread_elements()[0] = v1817;
+        v1437.m[1][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1819 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1820 = v1819 * v1573;
+        const float v1821 = v1437.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1822 = v1821 * v1820;
+        const float v1823 = v1435.m[1][1].thread_elements()[1];
+        const float v1824 = v1823 + v1822;
+        v1435.m[1][1].thread_elements()[1] = v1824;
+        v1437.m[1][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1826 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1827 = v1826 * v1573;
+        const float v1828 = v1437.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1829 = v1828 * v1827;
+        const float v1830 = v1435.m[1][2].thread_elements()[0];
+        const float v1831 = v1830 + v1829;
+        v1435.m[1][2].thread_elements()[0] = v1831;
+        v1437.m[1][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1833 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1834 = v1833 * v1573;
+        const float v1835 = v1437.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1836 = v1835 * v1834;
+        const float v1837 = v1435.m[1][2].thread_elements()[1];
+        const float v1838 = v1837 + v1836;
+        v1435.m[1][2].thread_elements()[1] = v1838;
+        v1437.m[1][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1840 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1841 = v1840 * v1573;
+        const float v1842 = v1437.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1843 = v1842 * v1841;
+        const float v1844 = v1435.m[1][3].thread_elements()[0];
+        const float v1845 = v1844 + v1843;
+        v1435.m[1][3].thread_elements()[0] = v1845;
+        v1437.m[1][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1847 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1848 = v1847 * v1573;
+        const float v1849 = v1437.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1850 = v1849 * v1848;
+        const float v1851 = v1435.m[1][3].thread_elements()[1];
+        const float v1852 = v1851 + v1850;
+        v1435.m[1][3].thread_elements()[1] = v1852;
+        v1437.m[1][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1854 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1855 = v1854 * v1573;
+        const float v1856 = v1437.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1857 = v1856 * v1855;
+        const float v1858 = v1435.m[1][4].thread_elements()[0];
+        const float v1859 = v1858 + v1857;
+        v1435.m[1][4].thread_elements()[0] = v1859;
+        v1437.m[1][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1861 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1862 = v1861 * v1573;
+        const float v1863 = v1437.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1864 = v1863 * v1862;
+        const float v1865 = v1435.m[1][4].thread_elements()[1];
+        const float v1866 = v1865 + v1864;
+        v1435.m[1][4].thread_elements()[1] = v1866;
+        v1437.m[1][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1868 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1869 = v1868 * v1573;
+        const float v1870 = v1437.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1871 = v1870 * v1869;
+        const float v1872 = v1435.m[1][5].thread_elements()[0];
+        const float v1873 = v1872 + v1871;
+        v1435.m[1][5].thread_elements()[0] = v1873;
+        v1437.m[1][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1875 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1876 = v1875 * v1573;
+        const float v1877 = v1437.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1878 = v1877 * v1876;
+        const float v1879 = v1435.m[1][5].thread_elements()[1];
+        const float v1880 = v1879 + v1878;
+        v1435.m[1][5].thread_elements()[1] = v1880;
+        v1437.m[1][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1882 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1883 = v1882 * v1573;
+        const float v1884 = v1437.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1885 = v1884 * v1883;
+        const float v1886 = v1435.m[1][6].thread_elements()[0];
+        const float v1887 = v1886 + v1885;
+        v1435.m[1][6].thread_elements()[0] = v1887;
+        v1437.m[1][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1889 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1890 = v1889 * v1573;
+        const float v1891 = v1437.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1892 = v1891 * v1890;
+        const float v1893 = v1435.m[1][6].thread_elements()[1];
+        const float v1894 = v1893 + v1892;
+        v1435.m[1][6].thread_elements()[1] = v1894;
+        v1437.m[1][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1896 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1897 = v1896 * v1573;
+        const float v1898 = v1437.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1899 = v1898 * v1897;
+        const float v1900 = v1435.m[1][7].thread_elements()[0];
+        const float v1901 = v1900 + v1899;
+        v1435.m[1][7].thread_elements()[0] = v1901;
+        v1437.m[1][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1903 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1904 = v1903 * v1573;
+        const float v1905 = v1437.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1906 = v1905 * v1904;
+        const float v1907 = v1435.m[1][7].thread_elements()[1];
+        const float v1908 = v1907 + v1906;
+        v1435.m[1][7].thread_elements()[1] = v1908;
+        v1437.m[1][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1910 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1911 = v1910 * v1573;
+        const float v1912 = v1437.m[1][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1913 = v1912 * v1911;
+        const float v1914 = v1435.m[1][8].thread_elements()[0];
+        const float v1915 = v1914 + v1913;
+        v1435.m[1][8].thread_elements()[0] = v1915;
+        v1437.m[1][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1917 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1918 = v1917 * v1573;
+        const float v1919 = v1437.m[1][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1920 = v1919 * v1918;
+        const float v1921 = v1435.m[1][8].thread_elements()[1];
+        const float v1922 = v1921 + v1920;
+        v1435.m[1][8].thread_elements()[1] = v1922;
+        v1437.m[1][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1924 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1925 = v1924 * v1573;
+        const float v1926 = v1437.m[1][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1927 = v1926 * v1925;
+        const float v1928 = v1435.m[1][9].thread_elements()[0];
+        const float v1929 = v1928 + v1927;
+        v1435.m[1][9].thread_elements()[0] = v1929;
+        v1437.m[1][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1931 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1932 = v1931 * v1573;
+        const float v1933 = v1437.m[1][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1934 = v1933 * v1932;
+        const float v1935 = v1435.m[1][9].thread_elements()[1];
+        const float v1936 = v1935 + v1934;
+        v1435.m[1][9].thread_elements()[1] = v1936;
+        v1437.m[1][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1938 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1939 = v1938 * v1573;
+        const float v1940 = v1437.m[1][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1941 = v1940 * v1939;
+        const float v1942 = v1435.m[1][10].thread_elements()[0];
+        const float v1943 = v1942 + v1941;
+        v1435.m[1][10].thread_elements()[0] = v1943;
+        v1437.m[1][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1945 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1946 = v1945 * v1573;
+        const float v1947 = v1437.m[1][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1948 = v1947 * v1946;
+        const float v1949 = v1435.m[1][10].thread_elements()[1];
+        const float v1950 = v1949 + v1948;
+        v1435.m[1][10].thread_elements()[1] = v1950;
+        v1437.m[1][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1952 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1953 = v1952 * v1573;
+        const float v1954 = v1437.m[1][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1955 = v1954 * v1953;
+        const float v1956 = v1435.m[1][11].thread_elements()[0];
+        const float v1957 = v1956 + v1955;
+        v1435.m[1][11].thread_elements()[0] = v1957;
+        v1437.m[1][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1959 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1960 = v1959 * v1573;
+        const float v1961 = v1437.m[1][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1962 = v1961 * v1960;
+        const float v1963 = v1435.m[1][11].thread_elements()[1];
+        const float v1964 = v1963 + v1962;
+        v1435.m[1][11].thread_elements()[1] = v1964;
+        v1437.m[1][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1966 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1967 = v1966 * v1573;
+        const float v1968 = v1437.m[1][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1969 = v1968 * v1967;
+        const float v1970 = v1435.m[1][12].thread_elements()[0];
+        const float v1971 = v1970 + v1969;
+        v1435.m[1][12].thread_elements()[0] = v1971;
+        v1437.m[1][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1973 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1974 = v1973 * v1573;
+        const float v1975 = v1437.m[1][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1976 = v1975 * v1974;
+        const float v1977 = v1435.m[1][12].thread_elements()[1];
+        const float v1978 = v1977 + v1976;
+        v1435.m[1][12].thread_elements()[1] = v1978;
+        v1437.m[1][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1980 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1981 = v1980 * v1573;
+        const float v1982 = v1437.m[1][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1983 = v1982 * v1981;
+        const float v1984 = v1435.m[1][13].thread_elements()[0];
+        const float v1985 = v1984 + v1983;
+        v1435.m[1][13].thread_elements()[0] = v1985;
+        v1437.m[1][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1987 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1988 = v1987 * v1573;
+        const float v1989 = v1437.m[1][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1990 = v1989 * v1988;
+        const float v1991 = v1435.m[1][13].thread_elements()[1];
+        const float v1992 = v1991 + v1990;
+        v1435.m[1][13].thread_elements()[1] = v1992;
+        v1437.m[1][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1994 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v1995 = v1994 * v1573;
+        const float v1996 = v1437.m[1][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1997 = v1996 * v1995;
+        const float v1998 = v1435.m[1][14].thread_elements()[0];
+        const float v1999 = v1998 + v1997;
+        v1435.m[1][14].thread_elements()[0] = v1999;
+        v1437.m[1][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v2001 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v2002 = v2001 * v1573;
+        const float v2003 = v1437.m[1][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v2004 = v2003 * v2002;
+        const float v2005 = v1435.m[1][14].thread_elements()[1];
+        const float v2006 = v2005 + v2004;
+        v1435.m[1][14].thread_elements()[1] = v2006;
+        v1437.m[1][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v2008 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v2009 = v2008 * v1573;
+        const float v2010 = v1437.m[1][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v2011 = v2010 * v2009;
+        const float v2012 = v1435.m[1][15].thread_elements()[0];
+        const float v2013 = v2012 + v2011;
+        v1435.m[1][15].thread_elements()[0] = v2013;
+        v1437.m[1][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v2015 = v1528.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+        const float v2016 = v2015 * v1573;
+        const float v2017 = v1437.m[1][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v2018 = v2017 * v2016;
+        const float v2019 = v1435.m[1][15].thread_elements()[1];
+        const float v2020 = v2019 + v2018;
+        v1435.m[1][15].thread_elements()[1] = v2020;
+        v1437.m[1][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
-  }
-  const uint v1932 = v1336 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
-  const uint v1933 = v1932 << 4u;
-  const uint v1935 = v1340 << 6u;
-  const uint v1936 = v25 + v1935;
-  const uint v1937 = v1936 + v1933;
-  const uint v1938 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1939 = v1937 + v1938;
-  const uint v1940 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1941 = v29 + v1940;
-  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1943 = v1337 && v1942;
-  const bool v1944 = v1941 < v1;
-  const bool v1945 = v1943 && v1944;
-  if (v1945) {
-    const float v1946 = v1342.m[0][0].thread_elements()[0];
-    const bfloat v1947 = bfloat(v1946);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v1948 = v1939 * v1;
-    const uint v1949 = v1948 + v1941;
-    out[v1949] = v1947;
-  }
-  const uint v1950 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1951 = v1937 + v1950;
-  const uint v1952 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1953 = v29 + v1952;
-  const bool v1954 = v1951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1955 = v1337 && v1954;
-  const bool v1956 = v1953 < v1;
-  const bool v1957 = v1955 && v1956;
-  if (v1957) {
-    const float v1958 = v1342.m[0][0].thread_elements()[1];
-    const bfloat v1959 = bfloat(v1958);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v1960 = v1951 * v1;
-    const uint v1961 = v1960 + v1953;
-    out[v1961] = v1959;
-  }
-  const uint v1962 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1963 = v1937 + v1962;
-  const uint v1964 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1965 = v29 + v1964;
-  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1967 = v1337 && v1966;
-  const bool v1968 = v1965 < v1;
-  const bool v1969 = v1967 && v1968;
-  if (v1969) {
-    const float v1970 = v1342.m[0][1].thread_elements()[0];
-    const bfloat v1971 = bfloat(v1970);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v1972 = v1963 * v1;
-    const uint v1973 = v1972 + v1965;
-    out[v1973] = v1971;
-  }
-  const uint v1974 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1975 = v1937 + v1974;
-  const uint v1976 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1977 = v29 + v1976;
-  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1979 = v1337 && v1978;
-  const bool v1980 = v1977 < v1;
-  const bool v1981 = v1979 && v1980;
-  if (v1981) {
-    const float v1982 = v1342.m[0][1].thread_elements()[1];
-    const bfloat v1983 = bfloat(v1982);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v1984 = v1975 * v1;
-    const uint v1985 = v1984 + v1977;
-    out[v1985] = v1983;
-  }
-  const uint v1986 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1987 = v1937 + v1986;
-  const uint v1988 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1989 = v29 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1991 = v1337 && v1990;
-  const bool v1992 = v1989 < v1;
-  const bool v1993 = v1991 && v1992;
-  if (v1993) {
-    const float v1994 = v1342.m[0][2].thread_elements()[0];
-    const bfloat v1995 = bfloat(v1994);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v1996 = v1987 * v1;
-    const uint v1997 = v1996 + v1989;
-    out[v1997] = v1995;
-  }
-  const uint v1998 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1999 = v1937 + v1998;
-  const uint v2000 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2001 = v29 + v2000;
-  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2003 = v1337 && v2002;
-  const bool v2004 = v2001 < v1;
-  const bool v2005 = v2003 && v2004;
-  if (v2005) {
-    const float v2006 = v1342.m[0][2].thread_elements()[1];
-    const bfloat v2007 = bfloat(v2006);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2008 = v1999 * v1;
-    const uint v2009 = v2008 + v2001;
-    out[v2009] = v2007;
-  }
-  const uint v2010 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2011 = v1937 + v2010;
-  const uint v2012 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2013 = v29 + v2012;
-  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2015 = v1337 && v2014;
-  const bool v2016 = v2013 < v1;
-  const bool v2017 = v2015 && v2016;
-  if (v2017) {
-    const float v2018 = v1342.m[0][3].thread_elements()[0];
-    const bfloat v2019 = bfloat(v2018);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2020 = v2011 * v1;
-    const uint v2021 = v2020 + v2013;
-    out[v2021] = v2019;
-  }
-  const uint v2022 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2023 = v1937 + v2022;
-  const uint v2024 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2025 = v29 + v2024;
-  const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2027 = v1337 && v2026;
-  const bool v2028 = v2025 < v1;
-  const bool v2029 = v2027 && v2028;
-  if (v2029) {
-    const float v2030 = v1342.m[0][3].thread_elements()[1];
-    const bfloat v2031 = bfloat(v2030);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2032 = v2023 * v1;
-    const uint v2033 = v2032 + v2025;
-    out[v2033] = v2031;
-  }
-  const uint v2034 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2035 = v1937 + v2034;
-  const uint v2036 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2037 = v29 + v2036;
-  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2039 = v1337 && v2038;
-  const bool v2040 = v2037 < v1;
-  const bool v2041 = v2039 && v2040;
-  if (v2041) {
-    const float v2042 = v1342.m[0][4].thread_elements()[0];
-    const bfloat v2043 = bfloat(v2042);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2044 = v2035 * v1;
-    const uint v2045 = v2044 + v2037;
-    out[v2045] = v2043;
-  }
-  const uint v2046 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2047 = v1937 + v2046;
-  const uint v2048 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2049 = v29 + v2048;
-  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2051 = v1337 && v2050;
-  const bool v2052 = v2049 < v1;
-  const bool v2053 = v2051 && v2052;
-  if (v2053) {
-    const float v2054 = v1342.m[0][4].thread_elements()[1];
-    const bfloat v2055 = bfloat(v2054);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2056 = v2047 * v1;
-    const uint v2057 = v2056 + v2049;
-    out[v2057] = v2055;
-  }
-  const uint v2058 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2059 = v1937 + v2058;
-  const uint v2060 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2061 = v29 + v2060;
-  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2063 = v1337 && v2062;
-  const bool v2064 = v2061 < v1;
-  const bool v2065 = v2063 && v2064;
-  if (v2065) {
-    const float v2066 = v1342.m[0][5].thread_elements()[0];
-    const bfloat v2067 = bfloat(v2066);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2068 = v2059 * v1;
-    const uint v2069 = v2068 + v2061;
-    out[v2069] = v2067;
-  }
-  const uint v2070 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2071 = v1937 + v2070;
-  const uint v2072 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2073 = v29 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2075 = v1337 && v2074;
-  const bool v2076 = v2073 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v1342.m[0][5].thread_elements()[1];
-    const bfloat v2079 = bfloat(v2078);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2080 = v2071 * v1;
-    const uint v2081 = v2080 + v2073;
-    out[v2081] = v2079;
-  }
-  const uint v2082 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2083 = v1937 + v2082;
-  const uint v2084 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2085 = v29 + v2084;
-  const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2087 = v1337 && v2086;
-  const bool v2088 = v2085 < v1;
-  const bool v2089 = v2087 && v2088;
-  if (v2089) {
-    const float v2090 = v1342.m[0][6].thread_elements()[0];
-    const bfloat v2091 = bfloat(v2090);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2092 = v2083 * v1;
-    const uint v2093 = v2092 + v2085;
-    out[v2093] = v2091;
-  }
-  const uint v2094 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2095 = v1937 + v2094;
-  const uint v2096 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2097 = v29 + v2096;
-  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2099 = v1337 && v2098;
-  const bool v2100 = v2097 < v1;
-  const bool v2101 = v2099 && v2100;
-  if (v2101) {
-    const float v2102 = v1342.m[0][6].thread_elements()[1];
-    const bfloat v2103 = bfloat(v2102);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2104 = v2095 * v1;
-    const uint v2105 = v2104 + v2097;
-    out[v2105] = v2103;
-  }
-  const uint v2106 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2107 = v1937 + v2106;
-  const uint v2108 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2109 = v29 + v2108;
-  const bool v2110 = v2107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2111 = v1337 && v2110;
-  const bool v2112 = v2109 < v1;
-  const bool v2113 = v2111 && v2112;
-  if (v2113) {
-    const float v2114 = v1342.m[0][7].thread_elements()[0];
-    const bfloat v2115 = bfloat(v2114);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2116 = v2107 * v1;
-    const uint v2117 = v2116 + v2109;
-    out[v2117] = v2115;
-  }
-  const uint v2118 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2119 = v1937 + v2118;
-  const uint v2120 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2121 = v29 + v2120;
-  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2123 = v1337 && v2122;
-  const bool v2124 = v2121 < v1;
-  const bool v2125 = v2123 && v2124;
-  if (v2125) {
-    const float v2126 = v1342.m[0][7].thread_elements()[1];
-    const bfloat v2127 = bfloat(v2126);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2128 = v2119 * v1;
-    const uint v2129 = v2128 + v2121;
-    out[v2129] = v2127;
-  }
-  const uint v2130 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2131 = v1937 + v2130;
-  const uint v2132 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2133 = v29 + v2132;
-  const bool v2134 = v2131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2135 = v1337 && v2134;
-  const bool v2136 = v2133 < v1;
-  const bool v2137 = v2135 && v2136;
-  if (v2137) {
-    const float v2138 = v1342.m[0][8].thread_elements()[0];
-    const bfloat v2139 = bfloat(v2138);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2140 = v2131 * v1;
-    const uint v2141 = v2140 + v2133;
-    out[v2141] = v2139;
-  }
-  const uint v2142 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2143 = v1937 + v2142;
-  const uint v2144 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2145 = v29 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2147 = v1337 && v2146;
-  const bool v2148 = v2145 < v1;
-  const bool v2149 = v2147 && v2148;
-  if (v2149) {
-    const float v2150 = v1342.m[0][8].thread_elements()[1];
-    const bfloat v2151 = bfloat(v2150);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2152 = v2143 * v1;
-    const uint v2153 = v2152 + v2145;
-    out[v2153] = v2151;
-  }
-  const uint v2154 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2155 = v1937 + v2154;
-  const uint v2156 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2157 = v29 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2159 = v1337 && v2158;
-  const bool v2160 = v2157 < v1;
-  const bool v2161 = v2159 && v2160;
-  if (v2161) {
-    const float v2162 = v1342.m[0][9].thread_elements()[0];
-    const bfloat v2163 = bfloat(v2162);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2164 = v2155 * v1;
-    const uint v2165 = v2164 + v2157;
-    out[v2165] = v2163;
-  }
-  const uint v2166 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2167 = v1937 + v2166;
-  const uint v2168 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2169 = v29 + v2168;
-  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2171 = v1337 && v2170;
-  const bool v2172 = v2169 < v1;
-  const bool v2173 = v2171 && v2172;
-  if (v2173) {
-    const float v2174 = v1342.m[0][9].thread_elements()[1];
-    const bfloat v2175 = bfloat(v2174);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2176 = v2167 * v1;
-    const uint v2177 = v2176 + v2169;
-    out[v2177] = v2175;
-  }
-  const uint v2178 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2179 = v1937 + v2178;
-  const uint v2180 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2181 = v29 + v2180;
-  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2183 = v1337 && v2182;
-  const bool v2184 = v2181 < v1;
-  const bool v2185 = v2183 && v2184;
-  if (v2185) {
-    const float v2186 = v1342.m[0][10].thread_elements()[0];
-    const bfloat v2187 = bfloat(v2186);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2188 = v2179 * v1;
-    const uint v2189 = v2188 + v2181;
-    out[v2189] = v2187;
-  }
-  const uint v2190 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2191 = v1937 + v2190;
-  const uint v2192 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2193 = v29 + v2192;
-  const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2195 = v1337 && v2194;
-  const bool v2196 = v2193 < v1;
-  const bool v2197 = v2195 && v2196;
-  if (v2197) {
-    const float v2198 = v1342.m[0][10].thread_elements()[1];
-    const bfloat v2199 = bfloat(v2198);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2200 = v2191 * v1;
-    const uint v2201 = v2200 + v2193;
-    out[v2201] = v2199;
-  }
-  const uint v2202 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2203 = v1937 + v2202;
-  const uint v2204 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2205 = v29 + v2204;
-  const bool v2206 = v2203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2207 = v1337 && v2206;
-  const bool v2208 = v2205 < v1;
-  const bool v2209 = v2207 && v2208;
-  if (v2209) {
-    const float v2210 = v1342.m[0][11].thread_elements()[0];
-    const bfloat v2211 = bfloat(v2210);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2212 = v2203 * v1;
-    const uint v2213 = v2212 + v2205;
-    out[v2213] = v2211;
-  }
-  const uint v2214 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2215 = v1937 + v2214;
-  const uint v2216 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2217 = v29 + v2216;
-  const bool v2218 = v2215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2219 = v1337 && v2218;
-  const bool v2220 = v2217 < v1;
-  const bool v2221 = v2219 && v2220;
-  if (v2221) {
-    const float v2222 = v1342.m[0][11].thread_elements()[1];
-    const bfloat v2223 = bfloat(v2222);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2224 = v2215 * v1;
-    const uint v2225 = v2224 + v2217;
-    out[v2225] = v2223;
-  }
-  const uint v2226 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2227 = v1937 + v2226;
-  const uint v2228 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2229 = v29 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2231 = v1337 && v2230;
-  const bool v2232 = v2229 < v1;
-  const bool v2233 = v2231 && v2232;
-  if (v2233) {
-    const float v2234 = v1342.m[0][12].thread_elements()[0];
-    const bfloat v2235 = bfloat(v2234);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2236 = v2227 * v1;
-    const uint v2237 = v2236 + v2229;
-    out[v2237] = v2235;
-  }
-  const uint v2238 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2239 = v1937 + v2238;
-  const uint v2240 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2241 = v29 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2243 = v1337 && v2242;
-  const bool v2244 = v2241 < v1;
-  const bool v2245 = v2243 && v2244;
-  if (v2245) {
-    const float v2246 = v1342.m[0][12].thread_elements()[1];
-    const bfloat v2247 = bfloat(v2246);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2248 = v2239 * v1;
-    const uint v2249 = v2248 + v2241;
-    out[v2249] = v2247;
-  }
-  const uint v2250 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2251 = v1937 + v2250;
-  const uint v2252 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2253 = v29 + v2252;
-  const bool v2254 = v2251 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2255 = v1337 && v2254;
-  const bool v2256 = v2253 < v1;
-  const bool v2257 = v2255 && v2256;
-  if (v2257) {
-    const float v2258 = v1342.m[0][13].thread_elements()[0];
-    const bfloat v2259 = bfloat(v2258);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2260 = v2251 * v1;
-    const uint v2261 = v2260 + v2253;
-    out[v2261] = v2259;
-  }
-  const uint v2262 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2263 = v1937 + v2262;
-  const uint v2264 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2265 = v29 + v2264;
-  const bool v2266 = v2263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2267 = v1337 && v2266;
-  const bool v2268 = v2265 < v1;
-  const bool v2269 = v2267 && v2268;
-  if (v2269) {
-    const float v2270 = v1342.m[0][13].thread_elements()[1];
-    const bfloat v2271 = bfloat(v2270);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2272 = v2263 * v1;
-    const uint v2273 = v2272 + v2265;
-    out[v2273] = v2271;
-  }
-  const uint v2274 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2275 = v1937 + v2274;
-  const uint v2276 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2277 = v29 + v2276;
-  const bool v2278 = v2275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2279 = v1337 && v2278;
-  const bool v2280 = v2277 < v1;
-  const bool v2281 = v2279 && v2280;
-  if (v2281) {
-    const float v2282 = v1342.m[0][14].thread_elements()[0];
-    const bfloat v2283 = bfloat(v2282);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2284 = v2275 * v1;
-    const uint v2285 = v2284 + v2277;
-    out[v2285] = v2283;
-  }
-  const uint v2286 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2287 = v1937 + v2286;
-  const uint v2288 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2289 = v29 + v2288;
-  const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2291 = v1337 && v2290;
-  const bool v2292 = v2289 < v1;
-  const bool v2293 = v2291 && v2292;
-  if (v2293) {
-    const float v2294 = v1342.m[0][14].thread_elements()[1];
-    const bfloat v2295 = bfloat(v2294);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2296 = v2287 * v1;
-    const uint v2297 = v2296 + v2289;
-    out[v2297] = v2295;
-  }
-  const uint v2298 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2299 = v1937 + v2298;
-  const uint v2300 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2301 = v29 + v2300;
-  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2303 = v1337 && v2302;
-  const bool v2304 = v2301 < v1;
-  const bool v2305 = v2303 && v2304;
-  if (v2305) {
-    const float v2306 = v1342.m[0][15].thread_elements()[0];
-    const bfloat v2307 = bfloat(v2306);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2308 = v2299 * v1;
-    const uint v2309 = v2308 + v2301;
-    out[v2309] = v2307;
-  }
-  const uint v2310 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2311 = v1937 + v2310;
-  const uint v2312 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2313 = v29 + v2312;
-  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2315 = v1337 && v2314;
-  const bool v2316 = v2313 < v1;
-  const bool v2317 = v2315 && v2316;
-  if (v2317) {
-    const float v2318 = v1342.m[0][15].thread_elements()[1];
-    const bfloat v2319 = bfloat(v2318);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2320 = v2311 * v1;
-    const uint v2321 = v2320 + v2313;
-    out[v2321] = v2319;
-  }
-  const uint v2322 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2323 = v1937 + v2322;
-  const uint v2324 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2325 = v29 + v2324;
-  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2327 = v1337 && v2326;
-  const bool v2328 = v2325 < v1;
-  const bool v2329 = v2327 && v2328;
-  if (v2329) {
-    const float v2330 = v1342.m[1][0].thread_elements()[0];
-    const bfloat v2331 = bfloat(v2330);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2332 = v2323 * v1;
-    const uint v2333 = v2332 + v2325;
-    out[v2333] = v2331;
-  }
-  const uint v2334 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2335 = v1937 + v2334;
-  const uint v2336 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2337 = v29 + v2336;
-  const bool v2338 = v2335 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2339 = v1337 && v2338;
-  const bool v2340 = v2337 < v1;
-  const bool v2341 = v2339 && v2340;
-  if (v2341) {
-    const float v2342 = v1342.m[1][0].thread_elements()[1];
-    const bfloat v2343 = bfloat(v2342);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2344 = v2335 * v1;
-    const uint v2345 = v2344 + v2337;
-    out[v2345] = v2343;
-  }
-  const uint v2346 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2347 = v1937 + v2346;
-  const uint v2348 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2349 = v29 + v2348;
-  const bool v2350 = v2347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2351 = v1337 && v2350;
-  const bool v2352 = v2349 < v1;
-  const bool v2353 = v2351 && v2352;
-  if (v2353) {
-    const float v2354 = v1342.m[1][1].thread_elements()[0];
-    const bfloat v2355 = bfloat(v2354);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2356 = v2347 * v1;
-    const uint v2357 = v2356 + v2349;
-    out[v2357] = v2355;
-  }
-  const uint v2358 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2359 = v1937 + v2358;
-  const uint v2360 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2361 = v29 + v2360;
-  const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2363 = v1337 && v2362;
-  const bool v2364 = v2361 < v1;
-  const bool v2365 = v2363 && v2364;
-  if (v2365) {
-    const float v2366 = v1342.m[1][1].thread_elements()[1];
-    const bfloat v2367 = bfloat(v2366);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2368 = v2359 * v1;
-    const uint v2369 = v2368 + v2361;
-    out[v2369] = v2367;
-  }
-  const uint v2370 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2371 = v1937 + v2370;
-  const uint v2372 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2373 = v29 + v2372;
-  const bool v2374 = v2371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2375 = v1337 && v2374;
-  const bool v2376 = v2373 < v1;
-  const bool v2377 = v2375 && v2376;
-  if (v2377) {
-    const float v2378 = v1342.m[1][2].thread_elements()[0];
-    const bfloat v2379 = bfloat(v2378);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2380 = v2371 * v1;
-    const uint v2381 = v2380 + v2373;
-    out[v2381] = v2379;
-  }
-  const uint v2382 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2383 = v1937 + v2382;
-  const uint v2384 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2385 = v29 + v2384;
-  const bool v2386 = v2383 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2387 = v1337 && v2386;
-  const bool v2388 = v2385 < v1;
-  const bool v2389 = v2387 && v2388;
-  if (v2389) {
-    const float v2390 = v1342.m[1][2].thread_elements()[1];
-    const bfloat v2391 = bfloat(v2390);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2392 = v2383 * v1;
-    const uint v2393 = v2392 + v2385;
-    out[v2393] = v2391;
-  }
-  const uint v2394 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2395 = v1937 + v2394;
-  const uint v2396 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2397 = v29 + v2396;
-  const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2399 = v1337 && v2398;
-  const bool v2400 = v2397 < v1;
-  const bool v2401 = v2399 && v2400;
-  if (v2401) {
-    const float v2402 = v1342.m[1][3].thread_elements()[0];
-    const bfloat v2403 = bfloat(v2402);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2404 = v2395 * v1;
-    const uint v2405 = v2404 + v2397;
-    out[v2405] = v2403;
-  }
-  const uint v2406 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2407 = v1937 + v2406;
-  const uint v2408 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2409 = v29 + v2408;
-  const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2411 = v1337 && v2410;
-  const bool v2412 = v2409 < v1;
-  const bool v2413 = v2411 && v2412;
-  if (v2413) {
-    const float v2414 = v1342.m[1][3].thread_elements()[1];
-    const bfloat v2415 = bfloat(v2414);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2416 = v2407 * v1;
-    const uint v2417 = v2416 + v2409;
-    out[v2417] = v2415;
-  }
-  const uint v2418 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2419 = v1937 + v2418;
-  const uint v2420 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2421 = v29 + v2420;
-  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2423 = v1337 && v2422;
-  const bool v2424 = v2421 < v1;
-  const bool v2425 = v2423 && v2424;
-  if (v2425) {
-    const float v2426 = v1342.m[1][4].thread_elements()[0];
-    const bfloat v2427 = bfloat(v2426);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2428 = v2419 * v1;
-    const uint v2429 = v2428 + v2421;
-    out[v2429] = v2427;
-  }
-  const uint v2430 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2431 = v1937 + v2430;
-  const uint v2432 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2433 = v29 + v2432;
-  const bool v2434 = v2431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2435 = v1337 && v2434;
-  const bool v2436 = v2433 < v1;
-  const bool v2437 = v2435 && v2436;
-  if (v2437) {
-    const float v2438 = v1342.m[1][4].thread_elements()[1];
-    const bfloat v2439 = bfloat(v2438);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2440 = v2431 * v1;
-    const uint v2441 = v2440 + v2433;
-    out[v2441] = v2439;
-  }
-  const uint v2442 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2443 = v1937 + v2442;
-  const uint v2444 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2445 = v29 + v2444;
-  const bool v2446 = v2443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2447 = v1337 && v2446;
-  const bool v2448 = v2445 < v1;
-  const bool v2449 = v2447 && v2448;
-  if (v2449) {
-    const float v2450 = v1342.m[1][5].thread_elements()[0];
-    const bfloat v2451 = bfloat(v2450);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2452 = v2443 * v1;
-    const uint v2453 = v2452 + v2445;
-    out[v2453] = v2451;
-  }
-  const uint v2454 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2455 = v1937 + v2454;
-  const uint v2456 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2457 = v29 + v2456;
-  const bool v2458 = v2455 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2459 = v1337 && v2458;
-  const bool v2460 = v2457 < v1;
-  const bool v2461 = v2459 && v2460;
-  if (v2461) {
-    const float v2462 = v1342.m[1][5].thread_elements()[1];
-    const bfloat v2463 = bfloat(v2462);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2464 = v2455 * v1;
-    const uint v2465 = v2464 + v2457;
-    out[v2465] = v2463;
-  }
-  const uint v2466 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2467 = v1937 + v2466;
-  const uint v2468 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2469 = v29 + v2468;
-  const bool v2470 = v2467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2471 = v1337 && v2470;
-  const bool v2472 = v2469 < v1;
-  const bool v2473 = v2471 && v2472;
-  if (v2473) {
-    const float v2474 = v1342.m[1][6].thread_elements()[0];
-    const bfloat v2475 = bfloat(v2474);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2476 = v2467 * v1;
-    const uint v2477 = v2476 + v2469;
-    out[v2477] = v2475;
-  }
-  const uint v2478 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2479 = v1937 + v2478;
-  const uint v2480 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2481 = v29 + v2480;
-  const bool v2482 = v2479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2483 = v1337 && v2482;
-  const bool v2484 = v2481 < v1;
-  const bool v2485 = v2483 && v2484;
-  if (v2485) {
-    const float v2486 = v1342.m[1][6].thread_elements()[1];
-    const bfloat v2487 = bfloat(v2486);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2488 = v2479 * v1;
-    const uint v2489 = v2488 + v2481;
-    out[v2489] = v2487;
-  }
-  const uint v2490 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2491 = v1937 + v2490;
-  const uint v2492 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2493 = v29 + v2492;
-  const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2495 = v1337 && v2494;
-  const bool v2496 = v2493 < v1;
-  const bool v2497 = v2495 && v2496;
-  if (v2497) {
-    const float v2498 = v1342.m[1][7].thread_elements()[0];
-    const bfloat v2499 = bfloat(v2498);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2500 = v2491 * v1;
-    const uint v2501 = v2500 + v2493;
-    out[v2501] = v2499;
-  }
-  const uint v2502 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2503 = v1937 + v2502;
-  const uint v2504 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2505 = v29 + v2504;
-  const bool v2506 = v2503 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2507 = v1337 && v2506;
-  const bool v2508 = v2505 < v1;
-  const bool v2509 = v2507 && v2508;
-  if (v2509) {
-    const float v2510 = v1342.m[1][7].thread_elements()[1];
-    const bfloat v2511 = bfloat(v2510);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2512 = v2503 * v1;
-    const uint v2513 = v2512 + v2505;
-    out[v2513] = v2511;
-  }
-  const uint v2514 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2515 = v1937 + v2514;
-  const uint v2516 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2517 = v29 + v2516;
-  const bool v2518 = v2515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2519 = v1337 && v2518;
-  const bool v2520 = v2517 < v1;
-  const bool v2521 = v2519 && v2520;
-  if (v2521) {
-    const float v2522 = v1342.m[1][8].thread_elements()[0];
-    const bfloat v2523 = bfloat(v2522);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2524 = v2515 * v1;
-    const uint v2525 = v2524 + v2517;
-    out[v2525] = v2523;
-  }
-  const uint v2526 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2527 = v1937 + v2526;
-  const uint v2528 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2529 = v29 + v2528;
-  const bool v2530 = v2527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2531 = v1337 && v2530;
-  const bool v2532 = v2529 < v1;
-  const bool v2533 = v2531 && v2532;
-  if (v2533) {
-    const float v2534 = v1342.m[1][8].thread_elements()[1];
-    const bfloat v2535 = bfloat(v2534);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2536 = v2527 * v1;
-    const uint v2537 = v2536 + v2529;
-    out[v2537] = v2535;
-  }
-  const uint v2538 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2539 = v1937 + v2538;
-  const uint v2540 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2541 = v29 + v2540;
-  const bool v2542 = v2539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2543 = v1337 && v2542;
-  const bool v2544 = v2541 < v1;
-  const bool v2545 = v2543 && v2544;
-  if (v2545) {
-    const float v2546 = v1342.m[1][9].thread_elements()[0];
-    const bfloat v2547 = bfloat(v2546);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2548 = v2539 * v1;
-    const uint v2549 = v2548 + v2541;
-    out[v2549] = v2547;
-  }
-  const uint v2550 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2551 = v1937 + v2550;
-  const uint v2552 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2553 = v29 + v2552;
-  const bool v2554 = v2551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2555 = v1337 && v2554;
-  const bool v2556 = v2553 < v1;
-  const bool v2557 = v2555 && v2556;
-  if (v2557) {
-    const float v2558 = v1342.m[1][9].thread_elements()[1];
-    const bfloat v2559 = bfloat(v2558);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2560 = v2551 * v1;
-    const uint v2561 = v2560 + v2553;
-    out[v2561] = v2559;
-  }
-  const uint v2562 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2563 = v1937 + v2562;
-  const uint v2564 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2565 = v29 + v2564;
-  const bool v2566 = v2563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2567 = v1337 && v2566;
-  const bool v2568 = v2565 < v1;
-  const bool v2569 = v2567 && v2568;
-  if (v2569) {
-    const float v2570 = v1342.m[1][10].thread_elements()[0];
-    const bfloat v2571 = bfloat(v2570);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2572 = v2563 * v1;
-    const uint v2573 = v2572 + v2565;
-    out[v2573] = v2571;
-  }
-  const uint v2574 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2575 = v1937 + v2574;
-  const uint v2576 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2577 = v29 + v2576;
-  const bool v2578 = v2575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2579 = v1337 && v2578;
-  const bool v2580 = v2577 < v1;
-  const bool v2581 = v2579 && v2580;
-  if (v2581) {
-    const float v2582 = v1342.m[1][10].thread_elements()[1];
-    const bfloat v2583 = bfloat(v2582);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2584 = v2575 * v1;
-    const uint v2585 = v2584 + v2577;
-    out[v2585] = v2583;
-  }
-  const uint v2586 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2587 = v1937 + v2586;
-  const uint v2588 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2589 = v29 + v2588;
-  const bool v2590 = v2587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2591 = v1337 && v2590;
-  const bool v2592 = v2589 < v1;
-  const bool v2593 = v2591 && v2592;
-  if (v2593) {
-    const float v2594 = v1342.m[1][11].thread_elements()[0];
-    const bfloat v2595 = bfloat(v2594);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2596 = v2587 * v1;
-    const uint v2597 = v2596 + v2589;
-    out[v2597] = v2595;
-  }
-  const uint v2598 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2599 = v1937 + v2598;
-  const uint v2600 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2601 = v29 + v2600;
-  const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2603 = v1337 && v2602;
-  const bool v2604 = v2601 < v1;
-  const bool v2605 = v2603 && v2604;
-  if (v2605) {
-    const float v2606 = v1342.m[1][11].thread_elements()[1];
-    const bfloat v2607 = bfloat(v2606);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2608 = v2599 * v1;
-    const uint v2609 = v2608 + v2601;
-    out[v2609] = v2607;
-  }
-  const uint v2610 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2611 = v1937 + v2610;
-  const uint v2612 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2613 = v29 + v2612;
-  const bool v2614 = v2611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2615 = v1337 && v2614;
-  const bool v2616 = v2613 < v1;
-  const bool v2617 = v2615 && v2616;
-  if (v2617) {
-    const float v2618 = v1342.m[1][12].thread_elements()[0];
-    const bfloat v2619 = bfloat(v2618);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2620 = v2611 * v1;
-    const uint v2621 = v2620 + v2613;
-    out[v2621] = v2619;
-  }
-  const uint v2622 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2623 = v1937 + v2622;
-  const uint v2624 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2625 = v29 + v2624;
-  const bool v2626 = v2623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2627 = v1337 && v2626;
-  const bool v2628 = v2625 < v1;
-  const bool v2629 = v2627 && v2628;
-  if (v2629) {
-    const float v2630 = v1342.m[1][12].thread_elements()[1];
-    const bfloat v2631 = bfloat(v2630);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2632 = v2623 * v1;
-    const uint v2633 = v2632 + v2625;
-    out[v2633] = v2631;
-  }
-  const uint v2634 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2635 = v1937 + v2634;
-  const uint v2636 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2637 = v29 + v2636;
-  const bool v2638 = v2635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2639 = v1337 && v2638;
-  const bool v2640 = v2637 < v1;
-  const bool v2641 = v2639 && v2640;
-  if (v2641) {
-    const float v2642 = v1342.m[1][13].thread_elements()[0];
-    const bfloat v2643 = bfloat(v2642);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2644 = v2635 * v1;
-    const uint v2645 = v2644 + v2637;
-    out[v2645] = v2643;
-  }
-  const uint v2646 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2647 = v1937 + v2646;
-  const uint v2648 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2649 = v29 + v2648;
-  const bool v2650 = v2647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2651 = v1337 && v2650;
-  const bool v2652 = v2649 < v1;
-  const bool v2653 = v2651 && v2652;
-  if (v2653) {
-    const float v2654 = v1342.m[1][13].thread_elements()[1];
-    const bfloat v2655 = bfloat(v2654);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2656 = v2647 * v1;
-    const uint v2657 = v2656 + v2649;
-    out[v2657] = v2655;
-  }
-  const uint v2658 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2659 = v1937 + v2658;
-  const uint v2660 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2661 = v29 + v2660;
-  const bool v2662 = v2659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2663 = v1337 && v2662;
-  const bool v2664 = v2661 < v1;
-  const bool v2665 = v2663 && v2664;
-  if (v2665) {
-    const float v2666 = v1342.m[1][14].thread_elements()[0];
-    const bfloat v2667 = bfloat(v2666);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2668 = v2659 * v1;
-    const uint v2669 = v2668 + v2661;
-    out[v2669] = v2667;
-  }
-  const uint v2670 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2671 = v1937 + v2670;
-  const uint v2672 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2673 = v29 + v2672;
-  const bool v2674 = v2671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2675 = v1337 && v2674;
-  const bool v2676 = v2673 < v1;
-  const bool v2677 = v2675 && v2676;
-  if (v2677) {
-    const float v2678 = v1342.m[1][14].thread_elements()[1];
-    const bfloat v2679 = bfloat(v2678);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2680 = v2671 * v1;
-    const uint v2681 = v2680 + v2673;
-    out[v2681] = v2679;
-  }
-  const uint v2682 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2683 = v1937 + v2682;
-  const uint v2684 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2685 = v29 + v2684;
-  const bool v2686 = v2683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2687 = v1337 && v2686;
-  const bool v2688 = v2685 < v1;
-  const bool v2689 = v2687 && v2688;
-  if (v2689) {
-    const float v2690 = v1342.m[1][15].thread_elements()[0];
-    const bfloat v2691 = bfloat(v2690);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2692 = v2683 * v1;
-    const uint v2693 = v2692 + v2685;
-    out[v2693] = v2691;
-  }
-  const uint v2694 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2695 = v1937 + v2694;
-  const uint v2696 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2697 = v29 + v2696;
-  const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2699 = v1337 && v2698;
-  const bool v2700 = v2697 < v1;
-  const bool v2701 = v2699 && v2700;
-  if (v2701) {
-    const float v2702 = v1342.m[1][15].thread_elements()[1];
-    const bfloat v2703 = bfloat(v2702);  // kernels/gemm/gemm_fp8.cpp:138
-    const uint v2704 = v2695 * v1;
-    const uint v2705 = v2704 + v2697;
-    out[v2705] = v2703;
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
+  }
+  const uint v2025 = v1429 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:551
+  const uint v2026 = v2025 << 4u;
+  const uint v2028 = v1433 << 6u;
+  const uint v2029 = v25 + v2028;
+  const uint v2030 = v2029 + v2026;
+  const uint v2031 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2032 = v2030 + v2031;
+  const uint v2033 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2034 = v29 + v2033;
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2036 = v1430 && v2035;
+  const bool v2037 = v2034 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v1435.m[0][0].thread_elements()[0];
+    const bfloat v2040 = bfloat(v2039);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2041 = v2032 * v1;
+    const uint v2042 = v2041 + v2034;
+    out[v2042] = v2040;
+  }
+  const uint v2043 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2044 = v2030 + v2043;
+  const uint v2045 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2046 = v29 + v2045;
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2048 = v1430 && v2047;
+  const bool v2049 = v2046 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v1435.m[0][0].thread_elements()[1];
+    const bfloat v2052 = bfloat(v2051);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2053 = v2044 * v1;
+    const uint v2054 = v2053 + v2046;
+    out[v2054] = v2052;
+  }
+  const uint v2055 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2056 = v2030 + v2055;
+  const uint v2057 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2058 = v29 + v2057;
+  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2060 = v1430 && v2059;
+  const bool v2061 = v2058 < v1;
+  const bool v2062 = v2060 && v2061;
+  if (v2062) {
+    const float v2063 = v1435.m[0][1].thread_elements()[0];
+    const bfloat v2064 = bfloat(v2063);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2065 = v2056 * v1;
+    const uint v2066 = v2065 + v2058;
+    out[v2066] = v2064;
+  }
+  const uint v2067 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2068 = v2030 + v2067;
+  const uint v2069 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2070 = v29 + v2069;
+  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2072 = v1430 && v2071;
+  const bool v2073 = v2070 < v1;
+  const bool v2074 = v2072 && v2073;
+  if (v2074) {
+    const float v2075 = v1435.m[0][1].thread_elements()[1];
+    const bfloat v2076 = bfloat(v2075);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2077 = v2068 * v1;
+    const uint v2078 = v2077 + v2070;
+    out[v2078] = v2076;
+  }
+  const uint v2079 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2080 = v2030 + v2079;
+  const uint v2081 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2082 = v29 + v2081;
+  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2084 = v1430 && v2083;
+  const bool v2085 = v2082 < v1;
+  const bool v2086 = v2084 && v2085;
+  if (v2086) {
+    const float v2087 = v1435.m[0][2].thread_elements()[0];
+    const bfloat v2088 = bfloat(v2087);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2089 = v2080 * v1;
+    const uint v2090 = v2089 + v2082;
+    out[v2090] = v2088;
+  }
+  const uint v2091 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2092 = v2030 + v2091;
+  const uint v2093 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2094 = v29 + v2093;
+  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2096 = v1430 && v2095;
+  const bool v2097 = v2094 < v1;
+  const bool v2098 = v2096 && v2097;
+  if (v2098) {
+    const float v2099 = v1435.m[0][2].thread_elements()[1];
+    const bfloat v2100 = bfloat(v2099);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2101 = v2092 * v1;
+    const uint v2102 = v2101 + v2094;
+    out[v2102] = v2100;
+  }
+  const uint v2103 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2104 = v2030 + v2103;
+  const uint v2105 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2106 = v29 + v2105;
+  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2108 = v1430 && v2107;
+  const bool v2109 = v2106 < v1;
+  const bool v2110 = v2108 && v2109;
+  if (v2110) {
+    const float v2111 = v1435.m[0][3].thread_elements()[0];
+    const bfloat v2112 = bfloat(v2111);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2113 = v2104 * v1;
+    const uint v2114 = v2113 + v2106;
+    out[v2114] = v2112;
+  }
+  const uint v2115 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2116 = v2030 + v2115;
+  const uint v2117 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2118 = v29 + v2117;
+  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2120 = v1430 && v2119;
+  const bool v2121 = v2118 < v1;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v1435.m[0][3].thread_elements()[1];
+    const bfloat v2124 = bfloat(v2123);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2125 = v2116 * v1;
+    const uint v2126 = v2125 + v2118;
+    out[v2126] = v2124;
+  }
+  const uint v2127 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2128 = v2030 + v2127;
+  const uint v2129 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2130 = v29 + v2129;
+  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2132 = v1430 && v2131;
+  const bool v2133 = v2130 < v1;
+  const bool v2134 = v2132 && v2133;
+  if (v2134) {
+    const float v2135 = v1435.m[0][4].thread_elements()[0];
+    const bfloat v2136 = bfloat(v2135);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2137 = v2128 * v1;
+    const uint v2138 = v2137 + v2130;
+    out[v2138] = v2136;
+  }
+  const uint v2139 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2140 = v2030 + v2139;
+  const uint v2141 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2142 = v29 + v2141;
+  const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2144 = v1430 && v2143;
+  const bool v2145 = v2142 < v1;
+  const bool v2146 = v2144 && v2145;
+  if (v2146) {
+    const float v2147 = v1435.m[0][4].thread_elements()[1];
+    const bfloat v2148 = bfloat(v2147);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2149 = v2140 * v1;
+    const uint v2150 = v2149 + v2142;
+    out[v2150] = v2148;
+  }
+  const uint v2151 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2152 = v2030 + v2151;
+  const uint v2153 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2154 = v29 + v2153;
+  const bool v2155 = v2152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2156 = v1430 && v2155;
+  const bool v2157 = v2154 < v1;
+  const bool v2158 = v2156 && v2157;
+  if (v2158) {
+    const float v2159 = v1435.m[0][5].thread_elements()[0];
+    const bfloat v2160 = bfloat(v2159);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2161 = v2152 * v1;
+    const uint v2162 = v2161 + v2154;
+    out[v2162] = v2160;
+  }
+  const uint v2163 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2164 = v2030 + v2163;
+  const uint v2165 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2166 = v29 + v2165;
+  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2168 = v1430 && v2167;
+  const bool v2169 = v2166 < v1;
+  const bool v2170 = v2168 && v2169;
+  if (v2170) {
+    const float v2171 = v1435.m[0][5].thread_elements()[1];
+    const bfloat v2172 = bfloat(v2171);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2173 = v2164 * v1;
+    const uint v2174 = v2173 + v2166;
+    out[v2174] = v2172;
+  }
+  const uint v2175 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2176 = v2030 + v2175;
+  const uint v2177 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2178 = v29 + v2177;
+  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2180 = v1430 && v2179;
+  const bool v2181 = v2178 < v1;
+  const bool v2182 = v2180 && v2181;
+  if (v2182) {
+    const float v2183 = v1435.m[0][6].thread_elements()[0];
+    const bfloat v2184 = bfloat(v2183);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2185 = v2176 * v1;
+    const uint v2186 = v2185 + v2178;
+    out[v2186] = v2184;
+  }
+  const uint v2187 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2188 = v2030 + v2187;
+  const uint v2189 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2190 = v29 + v2189;
+  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2192 = v1430 && v2191;
+  const bool v2193 = v2190 < v1;
+  const bool v2194 = v2192 && v2193;
+  if (v2194) {
+    const float v2195 = v1435.m[0][6].thread_elements()[1];
+    const bfloat v2196 = bfloat(v2195);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2197 = v2188 * v1;
+    const uint v2198 = v2197 + v2190;
+    out[v2198] = v2196;
+  }
+  const uint v2199 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2200 = v2030 + v2199;
+  const uint v2201 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2202 = v29 + v2201;
+  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2204 = v1430 && v2203;
+  const bool v2205 = v2202 < v1;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v1435.m[0][7].thread_elements()[0];
+    const bfloat v2208 = bfloat(v2207);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2209 = v2200 * v1;
+    const uint v2210 = v2209 + v2202;
+    out[v2210] = v2208;
+  }
+  const uint v2211 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2212 = v2030 + v2211;
+  const uint v2213 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2214 = v29 + v2213;
+  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2216 = v1430 && v2215;
+  const bool v2217 = v2214 < v1;
+  const bool v2218 = v2216 && v2217;
+  if (v2218) {
+    const float v2219 = v1435.m[0][7].thread_elements()[1];
+    const bfloat v2220 = bfloat(v2219);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2221 = v2212 * v1;
+    const uint v2222 = v2221 + v2214;
+    out[v2222] = v2220;
+  }
+  const uint v2223 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2224 = v2030 + v2223;
+  const uint v2225 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2226 = v29 + v2225;
+  const bool v2227 = v2224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2228 = v1430 && v2227;
+  const bool v2229 = v2226 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v1435.m[0][8].thread_elements()[0];
+    const bfloat v2232 = bfloat(v2231);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2233 = v2224 * v1;
+    const uint v2234 = v2233 + v2226;
+    out[v2234] = v2232;
+  }
+  const uint v2235 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2236 = v2030 + v2235;
+  const uint v2237 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2238 = v29 + v2237;
+  const bool v2239 = v2236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2240 = v1430 && v2239;
+  const bool v2241 = v2238 < v1;
+  const bool v2242 = v2240 && v2241;
+  if (v2242) {
+    const float v2243 = v1435.m[0][8].thread_elements()[1];
+    const bfloat v2244 = bfloat(v2243);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2245 = v2236 * v1;
+    const uint v2246 = v2245 + v2238;
+    out[v2246] = v2244;
+  }
+  const uint v2247 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2248 = v2030 + v2247;
+  const uint v2249 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2250 = v29 + v2249;
+  const bool v2251 = v2248 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2252 = v1430 && v2251;
+  const bool v2253 = v2250 < v1;
+  const bool v2254 = v2252 && v2253;
+  if (v2254) {
+    const float v2255 = v1435.m[0][9].thread_elements()[0];
+    const bfloat v2256 = bfloat(v2255);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2257 = v2248 * v1;
+    const uint v2258 = v2257 + v2250;
+    out[v2258] = v2256;
+  }
+  const uint v2259 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2260 = v2030 + v2259;
+  const uint v2261 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2262 = v29 + v2261;
+  const bool v2263 = v2260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2264 = v1430 && v2263;
+  const bool v2265 = v2262 < v1;
+  const bool v2266 = v2264 && v2265;
+  if (v2266) {
+    const float v2267 = v1435.m[0][9].thread_elements()[1];
+    const bfloat v2268 = bfloat(v2267);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2269 = v2260 * v1;
+    const uint v2270 = v2269 + v2262;
+    out[v2270] = v2268;
+  }
+  const uint v2271 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2272 = v2030 + v2271;
+  const uint v2273 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2274 = v29 + v2273;
+  const bool v2275 = v2272 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2276 = v1430 && v2275;
+  const bool v2277 = v2274 < v1;
+  const bool v2278 = v2276 && v2277;
+  if (v2278) {
+    const float v2279 = v1435.m[0][10].thread_elements()[0];
+    const bfloat v2280 = bfloat(v2279);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2281 = v2272 * v1;
+    const uint v2282 = v2281 + v2274;
+    out[v2282] = v2280;
+  }
+  const uint v2283 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2284 = v2030 + v2283;
+  const uint v2285 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2286 = v29 + v2285;
+  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2288 = v1430 && v2287;
+  const bool v2289 = v2286 < v1;
+  const bool v2290 = v2288 && v2289;
+  if (v2290) {
+    const float v2291 = v1435.m[0][10].thread_elements()[1];
+    const bfloat v2292 = bfloat(v2291);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2293 = v2284 * v1;
+    const uint v2294 = v2293 + v2286;
+    out[v2294] = v2292;
+  }
+  const uint v2295 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2296 = v2030 + v2295;
+  const uint v2297 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2298 = v29 + v2297;
+  const bool v2299 = v2296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2300 = v1430 && v2299;
+  const bool v2301 = v2298 < v1;
+  const bool v2302 = v2300 && v2301;
+  if (v2302) {
+    const float v2303 = v1435.m[0][11].thread_elements()[0];
+    const bfloat v2304 = bfloat(v2303);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2305 = v2296 * v1;
+    const uint v2306 = v2305 + v2298;
+    out[v2306] = v2304;
+  }
+  const uint v2307 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2308 = v2030 + v2307;
+  const uint v2309 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2310 = v29 + v2309;
+  const bool v2311 = v2308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2312 = v1430 && v2311;
+  const bool v2313 = v2310 < v1;
+  const bool v2314 = v2312 && v2313;
+  if (v2314) {
+    const float v2315 = v1435.m[0][11].thread_elements()[1];
+    const bfloat v2316 = bfloat(v2315);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2317 = v2308 * v1;
+    const uint v2318 = v2317 + v2310;
+    out[v2318] = v2316;
+  }
+  const uint v2319 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2320 = v2030 + v2319;
+  const uint v2321 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2322 = v29 + v2321;
+  const bool v2323 = v2320 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2324 = v1430 && v2323;
+  const bool v2325 = v2322 < v1;
+  const bool v2326 = v2324 && v2325;
+  if (v2326) {
+    const float v2327 = v1435.m[0][12].thread_elements()[0];
+    const bfloat v2328 = bfloat(v2327);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2329 = v2320 * v1;
+    const uint v2330 = v2329 + v2322;
+    out[v2330] = v2328;
+  }
+  const uint v2331 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2332 = v2030 + v2331;
+  const uint v2333 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2334 = v29 + v2333;
+  const bool v2335 = v2332 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2336 = v1430 && v2335;
+  const bool v2337 = v2334 < v1;
+  const bool v2338 = v2336 && v2337;
+  if (v2338) {
+    const float v2339 = v1435.m[0][12].thread_elements()[1];
+    const bfloat v2340 = bfloat(v2339);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2341 = v2332 * v1;
+    const uint v2342 = v2341 + v2334;
+    out[v2342] = v2340;
+  }
+  const uint v2343 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2344 = v2030 + v2343;
+  const uint v2345 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2346 = v29 + v2345;
+  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2348 = v1430 && v2347;
+  const bool v2349 = v2346 < v1;
+  const bool v2350 = v2348 && v2349;
+  if (v2350) {
+    const float v2351 = v1435.m[0][13].thread_elements()[0];
+    const bfloat v2352 = bfloat(v2351);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2353 = v2344 * v1;
+    const uint v2354 = v2353 + v2346;
+    out[v2354] = v2352;
+  }
+  const uint v2355 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2356 = v2030 + v2355;
+  const uint v2357 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2358 = v29 + v2357;
+  const bool v2359 = v2356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2360 = v1430 && v2359;
+  const bool v2361 = v2358 < v1;
+  const bool v2362 = v2360 && v2361;
+  if (v2362) {
+    const float v2363 = v1435.m[0][13].thread_elements()[1];
+    const bfloat v2364 = bfloat(v2363);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2365 = v2356 * v1;
+    const uint v2366 = v2365 + v2358;
+    out[v2366] = v2364;
+  }
+  const uint v2367 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2368 = v2030 + v2367;
+  const uint v2369 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2370 = v29 + v2369;
+  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2372 = v1430 && v2371;
+  const bool v2373 = v2370 < v1;
+  const bool v2374 = v2372 && v2373;
+  if (v2374) {
+    const float v2375 = v1435.m[0][14].thread_elements()[0];
+    const bfloat v2376 = bfloat(v2375);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2377 = v2368 * v1;
+    const uint v2378 = v2377 + v2370;
+    out[v2378] = v2376;
+  }
+  const uint v2379 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2380 = v2030 + v2379;
+  const uint v2381 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2382 = v29 + v2381;
+  const bool v2383 = v2380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2384 = v1430 && v2383;
+  const bool v2385 = v2382 < v1;
+  const bool v2386 = v2384 && v2385;
+  if (v2386) {
+    const float v2387 = v1435.m[0][14].thread_elements()[1];
+    const bfloat v2388 = bfloat(v2387);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2389 = v2380 * v1;
+    const uint v2390 = v2389 + v2382;
+    out[v2390] = v2388;
+  }
+  const uint v2391 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2392 = v2030 + v2391;
+  const uint v2393 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2394 = v29 + v2393;
+  const bool v2395 = v2392 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2396 = v1430 && v2395;
+  const bool v2397 = v2394 < v1;
+  const bool v2398 = v2396 && v2397;
+  if (v2398) {
+    const float v2399 = v1435.m[0][15].thread_elements()[0];
+    const bfloat v2400 = bfloat(v2399);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2401 = v2392 * v1;
+    const uint v2402 = v2401 + v2394;
+    out[v2402] = v2400;
+  }
+  const uint v2403 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2404 = v2030 + v2403;
+  const uint v2405 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2406 = v29 + v2405;
+  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2408 = v1430 && v2407;
+  const bool v2409 = v2406 < v1;
+  const bool v2410 = v2408 && v2409;
+  if (v2410) {
+    const float v2411 = v1435.m[0][15].thread_elements()[1];
+    const bfloat v2412 = bfloat(v2411);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2413 = v2404 * v1;
+    const uint v2414 = v2413 + v2406;
+    out[v2414] = v2412;
+  }
+  const uint v2415 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2416 = v2030 + v2415;
+  const uint v2417 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2418 = v29 + v2417;
+  const bool v2419 = v2416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2420 = v1430 && v2419;
+  const bool v2421 = v2418 < v1;
+  const bool v2422 = v2420 && v2421;
+  if (v2422) {
+    const float v2423 = v1435.m[1][0].thread_elements()[0];
+    const bfloat v2424 = bfloat(v2423);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2425 = v2416 * v1;
+    const uint v2426 = v2425 + v2418;
+    out[v2426] = v2424;
+  }
+  const uint v2427 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2428 = v2030 + v2427;
+  const uint v2429 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2430 = v29 + v2429;
+  const bool v2431 = v2428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2432 = v1430 && v2431;
+  const bool v2433 = v2430 < v1;
+  const bool v2434 = v2432 && v2433;
+  if (v2434) {
+    const float v2435 = v1435.m[1][0].thread_elements()[1];
+    const bfloat v2436 = bfloat(v2435);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2437 = v2428 * v1;
+    const uint v2438 = v2437 + v2430;
+    out[v2438] = v2436;
+  }
+  const uint v2439 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2440 = v2030 + v2439;
+  const uint v2441 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2442 = v29 + v2441;
+  const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2444 = v1430 && v2443;
+  const bool v2445 = v2442 < v1;
+  const bool v2446 = v2444 && v2445;
+  if (v2446) {
+    const float v2447 = v1435.m[1][1].thread_elements()[0];
+    const bfloat v2448 = bfloat(v2447);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2449 = v2440 * v1;
+    const uint v2450 = v2449 + v2442;
+    out[v2450] = v2448;
+  }
+  const uint v2451 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2452 = v2030 + v2451;
+  const uint v2453 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2454 = v29 + v2453;
+  const bool v2455 = v2452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2456 = v1430 && v2455;
+  const bool v2457 = v2454 < v1;
+  const bool v2458 = v2456 && v2457;
+  if (v2458) {
+    const float v2459 = v1435.m[1][1].thread_elements()[1];
+    const bfloat v2460 = bfloat(v2459);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2461 = v2452 * v1;
+    const uint v2462 = v2461 + v2454;
+    out[v2462] = v2460;
+  }
+  const uint v2463 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2464 = v2030 + v2463;
+  const uint v2465 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2466 = v29 + v2465;
+  const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2468 = v1430 && v2467;
+  const bool v2469 = v2466 < v1;
+  const bool v2470 = v2468 && v2469;
+  if (v2470) {
+    const float v2471 = v1435.m[1][2].thread_elements()[0];
+    const bfloat v2472 = bfloat(v2471);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2473 = v2464 * v1;
+    const uint v2474 = v2473 + v2466;
+    out[v2474] = v2472;
+  }
+  const uint v2475 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2476 = v2030 + v2475;
+  const uint v2477 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2478 = v29 + v2477;
+  const bool v2479 = v2476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2480 = v1430 && v2479;
+  const bool v2481 = v2478 < v1;
+  const bool v2482 = v2480 && v2481;
+  if (v2482) {
+    const float v2483 = v1435.m[1][2].thread_elements()[1];
+    const bfloat v2484 = bfloat(v2483);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2485 = v2476 * v1;
+    const uint v2486 = v2485 + v2478;
+    out[v2486] = v2484;
+  }
+  const uint v2487 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2488 = v2030 + v2487;
+  const uint v2489 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2490 = v29 + v2489;
+  const bool v2491 = v2488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2492 = v1430 && v2491;
+  const bool v2493 = v2490 < v1;
+  const bool v2494 = v2492 && v2493;
+  if (v2494) {
+    const float v2495 = v1435.m[1][3].thread_elements()[0];
+    const bfloat v2496 = bfloat(v2495);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2497 = v2488 * v1;
+    const uint v2498 = v2497 + v2490;
+    out[v2498] = v2496;
+  }
+  const uint v2499 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2500 = v2030 + v2499;
+  const uint v2501 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2502 = v29 + v2501;
+  const bool v2503 = v2500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2504 = v1430 && v2503;
+  const bool v2505 = v2502 < v1;
+  const bool v2506 = v2504 && v2505;
+  if (v2506) {
+    const float v2507 = v1435.m[1][3].thread_elements()[1];
+    const bfloat v2508 = bfloat(v2507);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2509 = v2500 * v1;
+    const uint v2510 = v2509 + v2502;
+    out[v2510] = v2508;
+  }
+  const uint v2511 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2512 = v2030 + v2511;
+  const uint v2513 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2514 = v29 + v2513;
+  const bool v2515 = v2512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2516 = v1430 && v2515;
+  const bool v2517 = v2514 < v1;
+  const bool v2518 = v2516 && v2517;
+  if (v2518) {
+    const float v2519 = v1435.m[1][4].thread_elements()[0];
+    const bfloat v2520 = bfloat(v2519);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2521 = v2512 * v1;
+    const uint v2522 = v2521 + v2514;
+    out[v2522] = v2520;
+  }
+  const uint v2523 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2524 = v2030 + v2523;
+  const uint v2525 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2526 = v29 + v2525;
+  const bool v2527 = v2524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2528 = v1430 && v2527;
+  const bool v2529 = v2526 < v1;
+  const bool v2530 = v2528 && v2529;
+  if (v2530) {
+    const float v2531 = v1435.m[1][4].thread_elements()[1];
+    const bfloat v2532 = bfloat(v2531);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2533 = v2524 * v1;
+    const uint v2534 = v2533 + v2526;
+    out[v2534] = v2532;
+  }
+  const uint v2535 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2536 = v2030 + v2535;
+  const uint v2537 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2538 = v29 + v2537;
+  const bool v2539 = v2536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2540 = v1430 && v2539;
+  const bool v2541 = v2538 < v1;
+  const bool v2542 = v2540 && v2541;
+  if (v2542) {
+    const float v2543 = v1435.m[1][5].thread_elements()[0];
+    const bfloat v2544 = bfloat(v2543);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2545 = v2536 * v1;
+    const uint v2546 = v2545 + v2538;
+    out[v2546] = v2544;
+  }
+  const uint v2547 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2548 = v2030 + v2547;
+  const uint v2549 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2550 = v29 + v2549;
+  const bool v2551 = v2548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2552 = v1430 && v2551;
+  const bool v2553 = v2550 < v1;
+  const bool v2554 = v2552 && v2553;
+  if (v2554) {
+    const float v2555 = v1435.m[1][5].thread_elements()[1];
+    const bfloat v2556 = bfloat(v2555);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2557 = v2548 * v1;
+    const uint v2558 = v2557 + v2550;
+    out[v2558] = v2556;
+  }
+  const uint v2559 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2560 = v2030 + v2559;
+  const uint v2561 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2562 = v29 + v2561;
+  const bool v2563 = v2560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2564 = v1430 && v2563;
+  const bool v2565 = v2562 < v1;
+  const bool v2566 = v2564 && v2565;
+  if (v2566) {
+    const float v2567 = v1435.m[1][6].thread_elements()[0];
+    const bfloat v2568 = bfloat(v2567);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2569 = v2560 * v1;
+    const uint v2570 = v2569 + v2562;
+    out[v2570] = v2568;
+  }
+  const uint v2571 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2572 = v2030 + v2571;
+  const uint v2573 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2574 = v29 + v2573;
+  const bool v2575 = v2572 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2576 = v1430 && v2575;
+  const bool v2577 = v2574 < v1;
+  const bool v2578 = v2576 && v2577;
+  if (v2578) {
+    const float v2579 = v1435.m[1][6].thread_elements()[1];
+    const bfloat v2580 = bfloat(v2579);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2581 = v2572 * v1;
+    const uint v2582 = v2581 + v2574;
+    out[v2582] = v2580;
+  }
+  const uint v2583 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2584 = v2030 + v2583;
+  const uint v2585 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2586 = v29 + v2585;
+  const bool v2587 = v2584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2588 = v1430 && v2587;
+  const bool v2589 = v2586 < v1;
+  const bool v2590 = v2588 && v2589;
+  if (v2590) {
+    const float v2591 = v1435.m[1][7].thread_elements()[0];
+    const bfloat v2592 = bfloat(v2591);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2593 = v2584 * v1;
+    const uint v2594 = v2593 + v2586;
+    out[v2594] = v2592;
+  }
+  const uint v2595 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2596 = v2030 + v2595;
+  const uint v2597 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2598 = v29 + v2597;
+  const bool v2599 = v2596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2600 = v1430 && v2599;
+  const bool v2601 = v2598 < v1;
+  const bool v2602 = v2600 && v2601;
+  if (v2602) {
+    const float v2603 = v1435.m[1][7].thread_elements()[1];
+    const bfloat v2604 = bfloat(v2603);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2605 = v2596 * v1;
+    const uint v2606 = v2605 + v2598;
+    out[v2606] = v2604;
+  }
+  const uint v2607 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2608 = v2030 + v2607;
+  const uint v2609 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2610 = v29 + v2609;
+  const bool v2611 = v2608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2612 = v1430 && v2611;
+  const bool v2613 = v2610 < v1;
+  const bool v2614 = v2612 && v2613;
+  if (v2614) {
+    const float v2615 = v1435.m[1][8].thread_elements()[0];
+    const bfloat v2616 = bfloat(v2615);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2617 = v2608 * v1;
+    const uint v2618 = v2617 + v2610;
+    out[v2618] = v2616;
+  }
+  const uint v2619 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2620 = v2030 + v2619;
+  const uint v2621 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2622 = v29 + v2621;
+  const bool v2623 = v2620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2624 = v1430 && v2623;
+  const bool v2625 = v2622 < v1;
+  const bool v2626 = v2624 && v2625;
+  if (v2626) {
+    const float v2627 = v1435.m[1][8].thread_elements()[1];
+    const bfloat v2628 = bfloat(v2627);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2629 = v2620 * v1;
+    const uint v2630 = v2629 + v2622;
+    out[v2630] = v2628;
+  }
+  const uint v2631 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2632 = v2030 + v2631;
+  const uint v2633 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2634 = v29 + v2633;
+  const bool v2635 = v2632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2636 = v1430 && v2635;
+  const bool v2637 = v2634 < v1;
+  const bool v2638 = v2636 && v2637;
+  if (v2638) {
+    const float v2639 = v1435.m[1][9].thread_elements()[0];
+    const bfloat v2640 = bfloat(v2639);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2641 = v2632 * v1;
+    const uint v2642 = v2641 + v2634;
+    out[v2642] = v2640;
+  }
+  const uint v2643 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2644 = v2030 + v2643;
+  const uint v2645 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2646 = v29 + v2645;
+  const bool v2647 = v2644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2648 = v1430 && v2647;
+  const bool v2649 = v2646 < v1;
+  const bool v2650 = v2648 && v2649;
+  if (v2650) {
+    const float v2651 = v1435.m[1][9].thread_elements()[1];
+    const bfloat v2652 = bfloat(v2651);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2653 = v2644 * v1;
+    const uint v2654 = v2653 + v2646;
+    out[v2654] = v2652;
+  }
+  const uint v2655 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2656 = v2030 + v2655;
+  const uint v2657 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2658 = v29 + v2657;
+  const bool v2659 = v2656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2660 = v1430 && v2659;
+  const bool v2661 = v2658 < v1;
+  const bool v2662 = v2660 && v2661;
+  if (v2662) {
+    const float v2663 = v1435.m[1][10].thread_elements()[0];
+    const bfloat v2664 = bfloat(v2663);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2665 = v2656 * v1;
+    const uint v2666 = v2665 + v2658;
+    out[v2666] = v2664;
+  }
+  const uint v2667 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2668 = v2030 + v2667;
+  const uint v2669 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2670 = v29 + v2669;
+  const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2672 = v1430 && v2671;
+  const bool v2673 = v2670 < v1;
+  const bool v2674 = v2672 && v2673;
+  if (v2674) {
+    const float v2675 = v1435.m[1][10].thread_elements()[1];
+    const bfloat v2676 = bfloat(v2675);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2677 = v2668 * v1;
+    const uint v2678 = v2677 + v2670;
+    out[v2678] = v2676;
+  }
+  const uint v2679 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2680 = v2030 + v2679;
+  const uint v2681 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2682 = v29 + v2681;
+  const bool v2683 = v2680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2684 = v1430 && v2683;
+  const bool v2685 = v2682 < v1;
+  const bool v2686 = v2684 && v2685;
+  if (v2686) {
+    const float v2687 = v1435.m[1][11].thread_elements()[0];
+    const bfloat v2688 = bfloat(v2687);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2689 = v2680 * v1;
+    const uint v2690 = v2689 + v2682;
+    out[v2690] = v2688;
+  }
+  const uint v2691 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2692 = v2030 + v2691;
+  const uint v2693 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2694 = v29 + v2693;
+  const bool v2695 = v2692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2696 = v1430 && v2695;
+  const bool v2697 = v2694 < v1;
+  const bool v2698 = v2696 && v2697;
+  if (v2698) {
+    const float v2699 = v1435.m[1][11].thread_elements()[1];
+    const bfloat v2700 = bfloat(v2699);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2701 = v2692 * v1;
+    const uint v2702 = v2701 + v2694;
+    out[v2702] = v2700;
+  }
+  const uint v2703 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2704 = v2030 + v2703;
+  const uint v2705 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2706 = v29 + v2705;
+  const bool v2707 = v2704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2708 = v1430 && v2707;
+  const bool v2709 = v2706 < v1;
+  const bool v2710 = v2708 && v2709;
+  if (v2710) {
+    const float v2711 = v1435.m[1][12].thread_elements()[0];
+    const bfloat v2712 = bfloat(v2711);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2713 = v2704 * v1;
+    const uint v2714 = v2713 + v2706;
+    out[v2714] = v2712;
+  }
+  const uint v2715 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2716 = v2030 + v2715;
+  const uint v2717 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2718 = v29 + v2717;
+  const bool v2719 = v2716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2720 = v1430 && v2719;
+  const bool v2721 = v2718 < v1;
+  const bool v2722 = v2720 && v2721;
+  if (v2722) {
+    const float v2723 = v1435.m[1][12].thread_elements()[1];
+    const bfloat v2724 = bfloat(v2723);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2725 = v2716 * v1;
+    const uint v2726 = v2725 + v2718;
+    out[v2726] = v2724;
+  }
+  const uint v2727 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2728 = v2030 + v2727;
+  const uint v2729 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2730 = v29 + v2729;
+  const bool v2731 = v2728 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2732 = v1430 && v2731;
+  const bool v2733 = v2730 < v1;
+  const bool v2734 = v2732 && v2733;
+  if (v2734) {
+    const float v2735 = v1435.m[1][13].thread_elements()[0];
+    const bfloat v2736 = bfloat(v2735);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2737 = v2728 * v1;
+    const uint v2738 = v2737 + v2730;
+    out[v2738] = v2736;
+  }
+  const uint v2739 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2740 = v2030 + v2739;
+  const uint v2741 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2742 = v29 + v2741;
+  const bool v2743 = v2740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2744 = v1430 && v2743;
+  const bool v2745 = v2742 < v1;
+  const bool v2746 = v2744 && v2745;
+  if (v2746) {
+    const float v2747 = v1435.m[1][13].thread_elements()[1];
+    const bfloat v2748 = bfloat(v2747);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2749 = v2740 * v1;
+    const uint v2750 = v2749 + v2742;
+    out[v2750] = v2748;
+  }
+  const uint v2751 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2752 = v2030 + v2751;
+  const uint v2753 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2754 = v29 + v2753;
+  const bool v2755 = v2752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2756 = v1430 && v2755;
+  const bool v2757 = v2754 < v1;
+  const bool v2758 = v2756 && v2757;
+  if (v2758) {
+    const float v2759 = v1435.m[1][14].thread_elements()[0];
+    const bfloat v2760 = bfloat(v2759);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2761 = v2752 * v1;
+    const uint v2762 = v2761 + v2754;
+    out[v2762] = v2760;
+  }
+  const uint v2763 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2764 = v2030 + v2763;
+  const uint v2765 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2766 = v29 + v2765;
+  const bool v2767 = v2764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2768 = v1430 && v2767;
+  const bool v2769 = v2766 < v1;
+  const bool v2770 = v2768 && v2769;
+  if (v2770) {
+    const float v2771 = v1435.m[1][14].thread_elements()[1];
+    const bfloat v2772 = bfloat(v2771);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2773 = v2764 * v1;
+    const uint v2774 = v2773 + v2766;
+    out[v2774] = v2772;
+  }
+  const uint v2775 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2776 = v2030 + v2775;
+  const uint v2777 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2778 = v29 + v2777;
+  const bool v2779 = v2776 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2780 = v1430 && v2779;
+  const bool v2781 = v2778 < v1;
+  const bool v2782 = v2780 && v2781;
+  if (v2782) {
+    const float v2783 = v1435.m[1][15].thread_elements()[0];
+    const bfloat v2784 = bfloat(v2783);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2785 = v2776 * v1;
+    const uint v2786 = v2785 + v2778;
+    out[v2786] = v2784;
+  }
+  const uint v2787 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2788 = v2030 + v2787;
+  const uint v2789 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2790 = v29 + v2789;
+  const bool v2791 = v2788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2792 = v1430 && v2791;
+  const bool v2793 = v2790 < v1;
+  const bool v2794 = v2792 && v2793;
+  if (v2794) {
+    const float v2795 = v1435.m[1][15].thread_elements()[1];
+    const bfloat v2796 = bfloat(v2795);  // kernels/gemm/gemm_fp8.cpp:138
+    const uint v2797 = v2788 * v1;
+    const uint v2798 = v2797 + v2790;
+    out[v2798] = v2796;
   }
 }

@@ -143,2630 +143,2630 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
   const uint v21 = v20 << 7u;
   const uint v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v25 = v24 << 8u;
-  const uint v346 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:505
-  const bool v347 = v346 < 8u;
-  const uint v350 = v346 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
-  iron_frag<float, 16, 128> v352;
-  iron_frag_fill(v352, float(0.0f));
-  const uint v357 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-  const uint v358 = iron_tid.x;
+  const uint v471 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:506
+  const bool v472 = v471 < 8u;
+  const uint v475 = v471 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:424
+  iron_frag<float, 16, 128> v477;
+  iron_frag_fill(v477, float(0.0f));
+  const uint v482 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+  const uint v483 = iron_tid.x;
 
-  for (uint v355 = 0u; v355 < v2; v355 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
-    for (uint v360 = v358; v360 < 8192u; v360 += v357) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v362 = v360 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v364 = v360 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v365 = v21 + v362;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v366 = v365 < v0;
-      const uint v367 = v355 + v364;
-      const bool v368 = v367 < v2;
-      const bool v369 = v366 && v368;
-      if (v369) {
-        const uint v371 = v365 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v373 = v371 + v355;
-        const uint v374 = v373 + v364;
-        const iron_f8e4m3 v375 = a[v374];
-        const half v376 = half(iron_to_f32(v375));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v378 = v362 << 6u;
-        const uint v379 = v378 + v364;
-        shm3[v379] = v376;
+  for (uint v480 = 0u; v480 < v2; v480 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
+    for (uint v485 = v483; v485 < 8192u; v485 += v482) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v487 = v485 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v489 = v485 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v490 = v21 + v487;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v491 = v490 < v0;
+      const uint v492 = v480 + v489;
+      const bool v493 = v492 < v2;
+      const bool v494 = v491 && v493;
+      if (v494) {
+        const uint v496 = v490 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v498 = v496 + v480;
+        const uint v499 = v498 + v489;
+        const iron_f8e4m3 v500 = a[v499];
+        const half v501 = half(iron_to_f32(v500));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v503 = v487 << 6u;
+        const uint v504 = v503 + v489;
+        shm3[v504] = v501;
       } else {
-        const uint v381 = v362 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v382 = v381 + v364;
-        shm3[v382] = half(0.0f);
+        const uint v506 = v487 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v507 = v506 + v489;
+        shm3[v507] = half(0.0f);
       }
     }
 
-    for (uint v388 = v358; v388 < 8192u; v388 += v357) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v390 = v388 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v392 = v388 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v393 = v25 + v390;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v394 = v393 < v1;
-      const uint v395 = v355 + v392;
-      const bool v396 = v395 < v2;
-      const bool v397 = v394 && v396;
-      if (v397) {
-        const uint v399 = v393 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v401 = v399 + v355;
-        const uint v402 = v401 + v392;
-        const iron_f8e4m3 v403 = b[v402];
-        const half v404 = half(iron_to_f32(v403));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v406 = v390 << 6u;
-        const uint v407 = v406 + v392;
-        shm4[v407] = v404;
+    for (uint v513 = v483; v513 < 8192u; v513 += v482) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v515 = v513 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v517 = v513 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v518 = v25 + v515;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v519 = v518 < v1;
+      const uint v520 = v480 + v517;
+      const bool v521 = v520 < v2;
+      const bool v522 = v519 && v521;
+      if (v522) {
+        const uint v524 = v518 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v526 = v524 + v480;
+        const uint v527 = v526 + v517;
+        const iron_f8e4m3 v528 = b[v527];
+        const half v529 = half(iron_to_f32(v528));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v531 = v515 << 6u;
+        const uint v532 = v531 + v517;
+        shm4[v532] = v529;
       } else {
-        const uint v409 = v390 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v410 = v409 + v392;
-        shm4[v410] = half(0.0f);
+        const uint v534 = v515 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v535 = v534 + v517;
+        shm4[v535] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
-    if (v347) {  // kernels/gemm/gemm_warpgroup.hpp:520
-      const uint v418 = v350 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
-      const uint v419 = v418 << 6u;
-      const uint v2567 = v346 & 3u;
-      const uint v2569 = v2567 << 4u;
-      const uint v2571 = v2569 << 6u;
-      const uint v2573 = v419 + v2571;
-      iron_frag<half, 16, 16> v2580;
-      iron_frag_fill(v2580, half(half(0.0f)));
-      iron_frag_load<false>(v2580, shm3, long(v2573), long(64u));
-      iron_frag<half, 16, 128> v2582;
-      iron_frag_fill(v2582, half(half(0.0f)));
-      iron_frag_load<true>(v2582, shm4, long(0u), long(64u));
-      iron_frag_mma(v352, v2580, v2582);
-      const uint v2584 = v2573 + 16u;
-      iron_frag<half, 16, 16> v2589;
-      iron_frag_fill(v2589, half(half(0.0f)));
-      iron_frag_load<false>(v2589, shm3, long(v2584), long(64u));
-      iron_frag<half, 16, 128> v2591;
-      iron_frag_fill(v2591, half(half(0.0f)));
-      iron_frag_load<true>(v2591, shm4, long(16u), long(64u));
-      iron_frag_mma(v352, v2589, v2591);
-      const uint v2593 = v2573 + 32u;
-      iron_frag<half, 16, 16> v2598;
-      iron_frag_fill(v2598, half(half(0.0f)));
-      iron_frag_load<false>(v2598, shm3, long(v2593), long(64u));
-      iron_frag<half, 16, 128> v2600;
-      iron_frag_fill(v2600, half(half(0.0f)));
-      iron_frag_load<true>(v2600, shm4, long(32u), long(64u));
-      iron_frag_mma(v352, v2598, v2600);
-      const uint v2602 = v2573 + 48u;
-      iron_frag<half, 16, 16> v2607;
-      iron_frag_fill(v2607, half(half(0.0f)));
-      iron_frag_load<false>(v2607, shm3, long(v2602), long(64u));
-      iron_frag<half, 16, 128> v2609;
-      iron_frag_fill(v2609, half(half(0.0f)));
-      iron_frag_load<true>(v2609, shm4, long(48u), long(64u));
-      iron_frag_mma(v352, v2607, v2609);
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:520
+    if (v472) {  // kernels/gemm/gemm_warpgroup.hpp:521
+      const uint v543 = v475 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
+      const uint v544 = v543 << 6u;
+      const uint v2692 = v471 & 3u;
+      const uint v2694 = v2692 << 4u;
+      const uint v2696 = v2694 << 6u;
+      const uint v2698 = v544 + v2696;
+      iron_frag<half, 16, 16> v2705;
+      iron_frag_fill(v2705, half(half(0.0f)));
+      iron_frag_load<false>(v2705, shm3, long(v2698), long(64u));
+      iron_frag<half, 16, 128> v2707;
+      iron_frag_fill(v2707, half(half(0.0f)));
+      iron_frag_load<true>(v2707, shm4, long(0u), long(64u));
+      iron_frag_mma(v477, v2705, v2707);
+      const uint v2709 = v2698 + 16u;
+      iron_frag<half, 16, 16> v2714;
+      iron_frag_fill(v2714, half(half(0.0f)));
+      iron_frag_load<false>(v2714, shm3, long(v2709), long(64u));
+      iron_frag<half, 16, 128> v2716;
+      iron_frag_fill(v2716, half(half(0.0f)));
+      iron_frag_load<true>(v2716, shm4, long(16u), long(64u));
+      iron_frag_mma(v477, v2714, v2716);
+      const uint v2718 = v2698 + 32u;
+      iron_frag<half, 16, 16> v2723;
+      iron_frag_fill(v2723, half(half(0.0f)));
+      iron_frag_load<false>(v2723, shm3, long(v2718), long(64u));
+      iron_frag<half, 16, 128> v2725;
+      iron_frag_fill(v2725, half(half(0.0f)));
+      iron_frag_load<true>(v2725, shm4, long(32u), long(64u));
+      iron_frag_mma(v477, v2723, v2725);
+      const uint v2727 = v2698 + 48u;
+      iron_frag<half, 16, 16> v2732;
+      iron_frag_fill(v2732, half(half(0.0f)));
+      iron_frag_load<false>(v2732, shm3, long(v2727), long(64u));
+      iron_frag<half, 16, 128> v2734;
+      iron_frag_fill(v2734, half(half(0.0f)));
+      iron_frag_load<true>(v2734, shm4, long(48u), long(64u));
+      iron_frag_mma(v477, v2732, v2734);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
-  }
-  const uint v424 = v346 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
-  const uint v425 = v424 << 4u;
-  const uint v427 = v350 << 6u;
-  const uint v428 = v21 + v427;
-  const uint v429 = v428 + v425;
-  const uint v430 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v431 = v429 + v430;
-  const uint v432 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v433 = v25 + v432;
-  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v435 = v347 && v434;
-  const bool v436 = v433 < v1;
-  const bool v437 = v435 && v436;
-  if (v437) {
-    const float v438 = v352.m[0][0].thread_elements()[0];
-    const float v439 = scale_b[v433];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v440 = scale_a[v431];
-    const float v441 = v438 * v440;
-    const float v442 = v441 * v439;
-    const bfloat v443 = bfloat(v442);
-    const uint v444 = v431 * v1;
-    const uint v445 = v444 + v433;
-    out[v445] = v443;
-  }
-  const uint v446 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v447 = v429 + v446;
-  const uint v448 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v449 = v25 + v448;
-  const bool v450 = v447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v451 = v347 && v450;
-  const bool v452 = v449 < v1;
-  const bool v453 = v451 && v452;
-  if (v453) {
-    const float v454 = v352.m[0][0].thread_elements()[1];
-    const float v455 = scale_b[v449];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v456 = scale_a[v447];
-    const float v457 = v454 * v456;
-    const float v458 = v457 * v455;
-    const bfloat v459 = bfloat(v458);
-    const uint v460 = v447 * v1;
-    const uint v461 = v460 + v449;
-    out[v461] = v459;
-  }
-  const uint v462 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v463 = v429 + v462;
-  const uint v464 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v465 = v25 + v464;
-  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v467 = v347 && v466;
-  const bool v468 = v465 < v1;
-  const bool v469 = v467 && v468;
-  if (v469) {
-    const float v470 = v352.m[0][1].thread_elements()[0];
-    const float v471 = scale_b[v465];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v472 = scale_a[v463];
-    const float v473 = v470 * v472;
-    const float v474 = v473 * v471;
-    const bfloat v475 = bfloat(v474);
-    const uint v476 = v463 * v1;
-    const uint v477 = v476 + v465;
-    out[v477] = v475;
-  }
-  const uint v478 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v479 = v429 + v478;
-  const uint v480 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v481 = v25 + v480;
-  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v483 = v347 && v482;
-  const bool v484 = v481 < v1;
-  const bool v485 = v483 && v484;
-  if (v485) {
-    const float v486 = v352.m[0][1].thread_elements()[1];
-    const float v487 = scale_b[v481];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v488 = scale_a[v479];
-    const float v489 = v486 * v488;
-    const float v490 = v489 * v487;
-    const bfloat v491 = bfloat(v490);
-    const uint v492 = v479 * v1;
-    const uint v493 = v492 + v481;
-    out[v493] = v491;
-  }
-  const uint v494 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v495 = v429 + v494;
-  const uint v496 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v497 = v25 + v496;
-  const bool v498 = v495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v499 = v347 && v498;
-  const bool v500 = v497 < v1;
-  const bool v501 = v499 && v500;
-  if (v501) {
-    const float v502 = v352.m[0][2].thread_elements()[0];
-    const float v503 = scale_b[v497];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v504 = scale_a[v495];
-    const float v505 = v502 * v504;
-    const float v506 = v505 * v503;
-    const bfloat v507 = bfloat(v506);
-    const uint v508 = v495 * v1;
-    const uint v509 = v508 + v497;
-    out[v509] = v507;
-  }
-  const uint v510 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v511 = v429 + v510;
-  const uint v512 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v513 = v25 + v512;
-  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v515 = v347 && v514;
-  const bool v516 = v513 < v1;
-  const bool v517 = v515 && v516;
-  if (v517) {
-    const float v518 = v352.m[0][2].thread_elements()[1];
-    const float v519 = scale_b[v513];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v520 = scale_a[v511];
-    const float v521 = v518 * v520;
-    const float v522 = v521 * v519;
-    const bfloat v523 = bfloat(v522);
-    const uint v524 = v511 * v1;
-    const uint v525 = v524 + v513;
-    out[v525] = v523;
-  }
-  const uint v526 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v527 = v429 + v526;
-  const uint v528 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v529 = v25 + v528;
-  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v531 = v347 && v530;
-  const bool v532 = v529 < v1;
-  const bool v533 = v531 && v532;
-  if (v533) {
-    const float v534 = v352.m[0][3].thread_elements()[0];
-    const float v535 = scale_b[v529];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v536 = scale_a[v527];
-    const float v537 = v534 * v536;
-    const float v538 = v537 * v535;
-    const bfloat v539 = bfloat(v538);
-    const uint v540 = v527 * v1;
-    const uint v541 = v540 + v529;
-    out[v541] = v539;
-  }
-  const uint v542 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v543 = v429 + v542;
-  const uint v544 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v545 = v25 + v544;
-  const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v547 = v347 && v546;
-  const bool v548 = v545 < v1;
-  const bool v549 = v547 && v548;
-  if (v549) {
-    const float v550 = v352.m[0][3].thread_elements()[1];
-    const float v551 = scale_b[v545];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v552 = scale_a[v543];
-    const float v553 = v550 * v552;
-    const float v554 = v553 * v551;
-    const bfloat v555 = bfloat(v554);
-    const uint v556 = v543 * v1;
-    const uint v557 = v556 + v545;
-    out[v557] = v555;
-  }
-  const uint v558 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v559 = v429 + v558;
-  const uint v560 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v561 = v25 + v560;
-  const bool v562 = v559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v563 = v347 && v562;
-  const bool v564 = v561 < v1;
-  const bool v565 = v563 && v564;
-  if (v565) {
-    const float v566 = v352.m[0][4].thread_elements()[0];
-    const float v567 = scale_b[v561];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v568 = scale_a[v559];
-    const float v569 = v566 * v568;
-    const float v570 = v569 * v567;
-    const bfloat v571 = bfloat(v570);
-    const uint v572 = v559 * v1;
-    const uint v573 = v572 + v561;
-    out[v573] = v571;
-  }
-  const uint v574 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v575 = v429 + v574;
-  const uint v576 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v577 = v25 + v576;
-  const bool v578 = v575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v579 = v347 && v578;
-  const bool v580 = v577 < v1;
-  const bool v581 = v579 && v580;
-  if (v581) {
-    const float v582 = v352.m[0][4].thread_elements()[1];
-    const float v583 = scale_b[v577];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v584 = scale_a[v575];
-    const float v585 = v582 * v584;
-    const float v586 = v585 * v583;
-    const bfloat v587 = bfloat(v586);
-    const uint v588 = v575 * v1;
-    const uint v589 = v588 + v577;
-    out[v589] = v587;
-  }
-  const uint v590 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v591 = v429 + v590;
-  const uint v592 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v593 = v25 + v592;
-  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v595 = v347 && v594;
-  const bool v596 = v593 < v1;
-  const bool v597 = v595 && v596;
-  if (v597) {
-    const float v598 = v352.m[0][5].thread_elements()[0];
-    const float v599 = scale_b[v593];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v600 = scale_a[v591];
-    const float v601 = v598 * v600;
-    const float v602 = v601 * v599;
-    const bfloat v603 = bfloat(v602);
-    const uint v604 = v591 * v1;
-    const uint v605 = v604 + v593;
-    out[v605] = v603;
-  }
-  const uint v606 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v607 = v429 + v606;
-  const uint v608 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v609 = v25 + v608;
-  const bool v610 = v607 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v611 = v347 && v610;
-  const bool v612 = v609 < v1;
-  const bool v613 = v611 && v612;
-  if (v613) {
-    const float v614 = v352.m[0][5].thread_elements()[1];
-    const float v615 = scale_b[v609];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v616 = scale_a[v607];
-    const float v617 = v614 * v616;
-    const float v618 = v617 * v615;
-    const bfloat v619 = bfloat(v618);
-    const uint v620 = v607 * v1;
-    const uint v621 = v620 + v609;
-    out[v621] = v619;
-  }
-  const uint v622 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v623 = v429 + v622;
-  const uint v624 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v625 = v25 + v624;
-  const bool v626 = v623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v627 = v347 && v626;
-  const bool v628 = v625 < v1;
-  const bool v629 = v627 && v628;
-  if (v629) {
-    const float v630 = v352.m[0][6].thread_elements()[0];
-    const float v631 = scale_b[v625];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v632 = scale_a[v623];
-    const float v633 = v630 * v632;
-    const float v634 = v633 * v631;
-    const bfloat v635 = bfloat(v634);
-    const uint v636 = v623 * v1;
-    const uint v637 = v636 + v625;
-    out[v637] = v635;
-  }
-  const uint v638 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v639 = v429 + v638;
-  const uint v640 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v641 = v25 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v643 = v347 && v642;
-  const bool v644 = v641 < v1;
-  const bool v645 = v643 && v644;
-  if (v645) {
-    const float v646 = v352.m[0][6].thread_elements()[1];
-    const float v647 = scale_b[v641];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v648 = scale_a[v639];
-    const float v649 = v646 * v648;
-    const float v650 = v649 * v647;
-    const bfloat v651 = bfloat(v650);
-    const uint v652 = v639 * v1;
-    const uint v653 = v652 + v641;
-    out[v653] = v651;
-  }
-  const uint v654 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v655 = v429 + v654;
-  const uint v656 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v657 = v25 + v656;
-  const bool v658 = v655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v659 = v347 && v658;
-  const bool v660 = v657 < v1;
-  const bool v661 = v659 && v660;
-  if (v661) {
-    const float v662 = v352.m[0][7].thread_elements()[0];
-    const float v663 = scale_b[v657];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v664 = scale_a[v655];
-    const float v665 = v662 * v664;
-    const float v666 = v665 * v663;
-    const bfloat v667 = bfloat(v666);
-    const uint v668 = v655 * v1;
-    const uint v669 = v668 + v657;
-    out[v669] = v667;
-  }
-  const uint v670 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v671 = v429 + v670;
-  const uint v672 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v673 = v25 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v675 = v347 && v674;
-  const bool v676 = v673 < v1;
-  const bool v677 = v675 && v676;
-  if (v677) {
-    const float v678 = v352.m[0][7].thread_elements()[1];
-    const float v679 = scale_b[v673];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v680 = scale_a[v671];
-    const float v681 = v678 * v680;
-    const float v682 = v681 * v679;
-    const bfloat v683 = bfloat(v682);
-    const uint v684 = v671 * v1;
-    const uint v685 = v684 + v673;
-    out[v685] = v683;
-  }
-  const uint v686 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v687 = v429 + v686;
-  const uint v688 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v689 = v25 + v688;
-  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v691 = v347 && v690;
-  const bool v692 = v689 < v1;
-  const bool v693 = v691 && v692;
-  if (v693) {
-    const float v694 = v352.m[0][8].thread_elements()[0];
-    const float v695 = scale_b[v689];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v696 = scale_a[v687];
-    const float v697 = v694 * v696;
-    const float v698 = v697 * v695;
-    const bfloat v699 = bfloat(v698);
-    const uint v700 = v687 * v1;
-    const uint v701 = v700 + v689;
-    out[v701] = v699;
-  }
-  const uint v702 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v703 = v429 + v702;
-  const uint v704 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v705 = v25 + v704;
-  const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v707 = v347 && v706;
-  const bool v708 = v705 < v1;
-  const bool v709 = v707 && v708;
-  if (v709) {
-    const float v710 = v352.m[0][8].thread_elements()[1];
-    const float v711 = scale_b[v705];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v712 = scale_a[v703];
-    const float v713 = v710 * v712;
-    const float v714 = v713 * v711;
-    const bfloat v715 = bfloat(v714);
-    const uint v716 = v703 * v1;
-    const uint v717 = v716 + v705;
-    out[v717] = v715;
-  }
-  const uint v718 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v719 = v429 + v718;
-  const uint v720 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v721 = v25 + v720;
-  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v723 = v347 && v722;
-  const bool v724 = v721 < v1;
-  const bool v725 = v723 && v724;
-  if (v725) {
-    const float v726 = v352.m[0][9].thread_elements()[0];
-    const float v727 = scale_b[v721];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v728 = scale_a[v719];
-    const float v729 = v726 * v728;
-    const float v730 = v729 * v727;
-    const bfloat v731 = bfloat(v730);
-    const uint v732 = v719 * v1;
-    const uint v733 = v732 + v721;
-    out[v733] = v731;
-  }
-  const uint v734 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v735 = v429 + v734;
-  const uint v736 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v737 = v25 + v736;
-  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v739 = v347 && v738;
-  const bool v740 = v737 < v1;
-  const bool v741 = v739 && v740;
-  if (v741) {
-    const float v742 = v352.m[0][9].thread_elements()[1];
-    const float v743 = scale_b[v737];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v744 = scale_a[v735];
-    const float v745 = v742 * v744;
-    const float v746 = v745 * v743;
-    const bfloat v747 = bfloat(v746);
-    const uint v748 = v735 * v1;
-    const uint v749 = v748 + v737;
-    out[v749] = v747;
-  }
-  const uint v750 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v751 = v429 + v750;
-  const uint v752 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v753 = v25 + v752;
-  const bool v754 = v751 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v755 = v347 && v754;
-  const bool v756 = v753 < v1;
-  const bool v757 = v755 && v756;
-  if (v757) {
-    const float v758 = v352.m[0][10].thread_elements()[0];
-    const float v759 = scale_b[v753];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v760 = scale_a[v751];
-    const float v761 = v758 * v760;
-    const float v762 = v761 * v759;
-    const bfloat v763 = bfloat(v762);
-    const uint v764 = v751 * v1;
-    const uint v765 = v764 + v753;
-    out[v765] = v763;
-  }
-  const uint v766 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v767 = v429 + v766;
-  const uint v768 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v769 = v25 + v768;
-  const bool v770 = v767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v771 = v347 && v770;
-  const bool v772 = v769 < v1;
-  const bool v773 = v771 && v772;
-  if (v773) {
-    const float v774 = v352.m[0][10].thread_elements()[1];
-    const float v775 = scale_b[v769];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v776 = scale_a[v767];
-    const float v777 = v774 * v776;
-    const float v778 = v777 * v775;
-    const bfloat v779 = bfloat(v778);
-    const uint v780 = v767 * v1;
-    const uint v781 = v780 + v769;
-    out[v781] = v779;
-  }
-  const uint v782 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v783 = v429 + v782;
-  const uint v784 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v785 = v25 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v787 = v347 && v786;
-  const bool v788 = v785 < v1;
-  const bool v789 = v787 && v788;
-  if (v789) {
-    const float v790 = v352.m[0][11].thread_elements()[0];
-    const float v791 = scale_b[v785];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v792 = scale_a[v783];
-    const float v793 = v790 * v792;
-    const float v794 = v793 * v791;
-    const bfloat v795 = bfloat(v794);
-    const uint v796 = v783 * v1;
-    const uint v797 = v796 + v785;
-    out[v797] = v795;
-  }
-  const uint v798 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v799 = v429 + v798;
-  const uint v800 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v801 = v25 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v803 = v347 && v802;
-  const bool v804 = v801 < v1;
-  const bool v805 = v803 && v804;
-  if (v805) {
-    const float v806 = v352.m[0][11].thread_elements()[1];
-    const float v807 = scale_b[v801];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v808 = scale_a[v799];
-    const float v809 = v806 * v808;
-    const float v810 = v809 * v807;
-    const bfloat v811 = bfloat(v810);
-    const uint v812 = v799 * v1;
-    const uint v813 = v812 + v801;
-    out[v813] = v811;
-  }
-  const uint v814 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v815 = v429 + v814;
-  const uint v816 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v817 = v25 + v816;
-  const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v819 = v347 && v818;
-  const bool v820 = v817 < v1;
-  const bool v821 = v819 && v820;
-  if (v821) {
-    const float v822 = v352.m[0][12].thread_elements()[0];
-    const float v823 = scale_b[v817];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v824 = scale_a[v815];
-    const float v825 = v822 * v824;
-    const float v826 = v825 * v823;
-    const bfloat v827 = bfloat(v826);
-    const uint v828 = v815 * v1;
-    const uint v829 = v828 + v817;
-    out[v829] = v827;
-  }
-  const uint v830 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v831 = v429 + v830;
-  const uint v832 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v833 = v25 + v832;
-  const bool v834 = v831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v835 = v347 && v834;
-  const bool v836 = v833 < v1;
-  const bool v837 = v835 && v836;
-  if (v837) {
-    const float v838 = v352.m[0][12].thread_elements()[1];
-    const float v839 = scale_b[v833];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v840 = scale_a[v831];
-    const float v841 = v838 * v840;
-    const float v842 = v841 * v839;
-    const bfloat v843 = bfloat(v842);
-    const uint v844 = v831 * v1;
-    const uint v845 = v844 + v833;
-    out[v845] = v843;
-  }
-  const uint v846 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v847 = v429 + v846;
-  const uint v848 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v849 = v25 + v848;
-  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v851 = v347 && v850;
-  const bool v852 = v849 < v1;
-  const bool v853 = v851 && v852;
-  if (v853) {
-    const float v854 = v352.m[0][13].thread_elements()[0];
-    const float v855 = scale_b[v849];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v856 = scale_a[v847];
-    const float v857 = v854 * v856;
-    const float v858 = v857 * v855;
-    const bfloat v859 = bfloat(v858);
-    const uint v860 = v847 * v1;
-    const uint v861 = v860 + v849;
-    out[v861] = v859;
-  }
-  const uint v862 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v863 = v429 + v862;
-  const uint v864 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v865 = v25 + v864;
-  const bool v866 = v863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v867 = v347 && v866;
-  const bool v868 = v865 < v1;
-  const bool v869 = v867 && v868;
-  if (v869) {
-    const float v870 = v352.m[0][13].thread_elements()[1];
-    const float v871 = scale_b[v865];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v872 = scale_a[v863];
-    const float v873 = v870 * v872;
-    const float v874 = v873 * v871;
-    const bfloat v875 = bfloat(v874);
-    const uint v876 = v863 * v1;
-    const uint v877 = v876 + v865;
-    out[v877] = v875;
-  }
-  const uint v878 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v879 = v429 + v878;
-  const uint v880 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v881 = v25 + v880;
-  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v883 = v347 && v882;
-  const bool v884 = v881 < v1;
-  const bool v885 = v883 && v884;
-  if (v885) {
-    const float v886 = v352.m[0][14].thread_elements()[0];
-    const float v887 = scale_b[v881];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v888 = scale_a[v879];
-    const float v889 = v886 * v888;
-    const float v890 = v889 * v887;
-    const bfloat v891 = bfloat(v890);
-    const uint v892 = v879 * v1;
-    const uint v893 = v892 + v881;
-    out[v893] = v891;
-  }
-  const uint v894 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v895 = v429 + v894;
-  const uint v896 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v897 = v25 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v899 = v347 && v898;
-  const bool v900 = v897 < v1;
-  const bool v901 = v899 && v900;
-  if (v901) {
-    const float v902 = v352.m[0][14].thread_elements()[1];
-    const float v903 = scale_b[v897];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v904 = scale_a[v895];
-    const float v905 = v902 * v904;
-    const float v906 = v905 * v903;
-    const bfloat v907 = bfloat(v906);
-    const uint v908 = v895 * v1;
-    const uint v909 = v908 + v897;
-    out[v909] = v907;
-  }
-  const uint v910 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v911 = v429 + v910;
-  const uint v912 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v913 = v25 + v912;
-  const bool v914 = v911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v915 = v347 && v914;
-  const bool v916 = v913 < v1;
-  const bool v917 = v915 && v916;
-  if (v917) {
-    const float v918 = v352.m[0][15].thread_elements()[0];
-    const float v919 = scale_b[v913];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v920 = scale_a[v911];
-    const float v921 = v918 * v920;
-    const float v922 = v921 * v919;
-    const bfloat v923 = bfloat(v922);
-    const uint v924 = v911 * v1;
-    const uint v925 = v924 + v913;
-    out[v925] = v923;
-  }
-  const uint v926 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v927 = v429 + v926;
-  const uint v928 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v929 = v25 + v928;
-  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v931 = v347 && v930;
-  const bool v932 = v929 < v1;
-  const bool v933 = v931 && v932;
-  if (v933) {
-    const float v934 = v352.m[0][15].thread_elements()[1];
-    const float v935 = scale_b[v929];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v936 = scale_a[v927];
-    const float v937 = v934 * v936;
-    const float v938 = v937 * v935;
-    const bfloat v939 = bfloat(v938);
-    const uint v940 = v927 * v1;
-    const uint v941 = v940 + v929;
-    out[v941] = v939;
-  }
-  const uint v942 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v943 = v429 + v942;
-  const uint v944 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v945 = v25 + v944;
-  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v947 = v347 && v946;
-  const bool v948 = v945 < v1;
-  const bool v949 = v947 && v948;
-  if (v949) {
-    const float v950 = v352.m[1][0].thread_elements()[0];
-    const float v951 = scale_b[v945];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v952 = scale_a[v943];
-    const float v953 = v950 * v952;
-    const float v954 = v953 * v951;
-    const bfloat v955 = bfloat(v954);
-    const uint v956 = v943 * v1;
-    const uint v957 = v956 + v945;
-    out[v957] = v955;
-  }
-  const uint v958 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v959 = v429 + v958;
-  const uint v960 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v961 = v25 + v960;
-  const bool v962 = v959 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v963 = v347 && v962;
-  const bool v964 = v961 < v1;
-  const bool v965 = v963 && v964;
-  if (v965) {
-    const float v966 = v352.m[1][0].thread_elements()[1];
-    const float v967 = scale_b[v961];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v968 = scale_a[v959];
-    const float v969 = v966 * v968;
-    const float v970 = v969 * v967;
-    const bfloat v971 = bfloat(v970);
-    const uint v972 = v959 * v1;
-    const uint v973 = v972 + v961;
-    out[v973] = v971;
-  }
-  const uint v974 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v975 = v429 + v974;
-  const uint v976 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v977 = v25 + v976;
-  const bool v978 = v975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v979 = v347 && v978;
-  const bool v980 = v977 < v1;
-  const bool v981 = v979 && v980;
-  if (v981) {
-    const float v982 = v352.m[1][1].thread_elements()[0];
-    const float v983 = scale_b[v977];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v984 = scale_a[v975];
-    const float v985 = v982 * v984;
-    const float v986 = v985 * v983;
-    const bfloat v987 = bfloat(v986);
-    const uint v988 = v975 * v1;
-    const uint v989 = v988 + v977;
-    out[v989] = v987;
-  }
-  const uint v990 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v991 = v429 + v990;
-  const uint v992 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v993 = v25 + v992;
-  const bool v994 = v991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v995 = v347 && v994;
-  const bool v996 = v993 < v1;
-  const bool v997 = v995 && v996;
-  if (v997) {
-    const float v998 = v352.m[1][1].thread_elements()[1];
-    const float v999 = scale_b[v993];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1000 = scale_a[v991];
-    const float v1001 = v998 * v1000;
-    const float v1002 = v1001 * v999;
-    const bfloat v1003 = bfloat(v1002);
-    const uint v1004 = v991 * v1;
-    const uint v1005 = v1004 + v993;
-    out[v1005] = v1003;
-  }
-  const uint v1006 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1007 = v429 + v1006;
-  const uint v1008 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1009 = v25 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1011 = v347 && v1010;
-  const bool v1012 = v1009 < v1;
-  const bool v1013 = v1011 && v1012;
-  if (v1013) {
-    const float v1014 = v352.m[1][2].thread_elements()[0];
-    const float v1015 = scale_b[v1009];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1016 = scale_a[v1007];
-    const float v1017 = v1014 * v1016;
-    const float v1018 = v1017 * v1015;
-    const bfloat v1019 = bfloat(v1018);
-    const uint v1020 = v1007 * v1;
-    const uint v1021 = v1020 + v1009;
-    out[v1021] = v1019;
-  }
-  const uint v1022 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1023 = v429 + v1022;
-  const uint v1024 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1025 = v25 + v1024;
-  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1027 = v347 && v1026;
-  const bool v1028 = v1025 < v1;
-  const bool v1029 = v1027 && v1028;
-  if (v1029) {
-    const float v1030 = v352.m[1][2].thread_elements()[1];
-    const float v1031 = scale_b[v1025];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1032 = scale_a[v1023];
-    const float v1033 = v1030 * v1032;
-    const float v1034 = v1033 * v1031;
-    const bfloat v1035 = bfloat(v1034);
-    const uint v1036 = v1023 * v1;
-    const uint v1037 = v1036 + v1025;
-    out[v1037] = v1035;
-  }
-  const uint v1038 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1039 = v429 + v1038;
-  const uint v1040 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1041 = v25 + v1040;
-  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1043 = v347 && v1042;
-  const bool v1044 = v1041 < v1;
-  const bool v1045 = v1043 && v1044;
-  if (v1045) {
-    const float v1046 = v352.m[1][3].thread_elements()[0];
-    const float v1047 = scale_b[v1041];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1048 = scale_a[v1039];
-    const float v1049 = v1046 * v1048;
-    const float v1050 = v1049 * v1047;
-    const bfloat v1051 = bfloat(v1050);
-    const uint v1052 = v1039 * v1;
-    const uint v1053 = v1052 + v1041;
-    out[v1053] = v1051;
-  }
-  const uint v1054 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1055 = v429 + v1054;
-  const uint v1056 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1057 = v25 + v1056;
-  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1059 = v347 && v1058;
-  const bool v1060 = v1057 < v1;
-  const bool v1061 = v1059 && v1060;
-  if (v1061) {
-    const float v1062 = v352.m[1][3].thread_elements()[1];
-    const float v1063 = scale_b[v1057];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1064 = scale_a[v1055];
-    const float v1065 = v1062 * v1064;
-    const float v1066 = v1065 * v1063;
-    const bfloat v1067 = bfloat(v1066);
-    const uint v1068 = v1055 * v1;
-    const uint v1069 = v1068 + v1057;
-    out[v1069] = v1067;
-  }
-  const uint v1070 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1071 = v429 + v1070;
-  const uint v1072 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1073 = v25 + v1072;
-  const bool v1074 = v1071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1075 = v347 && v1074;
-  const bool v1076 = v1073 < v1;
-  const bool v1077 = v1075 && v1076;
-  if (v1077) {
-    const float v1078 = v352.m[1][4].thread_elements()[0];
-    const float v1079 = scale_b[v1073];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1080 = scale_a[v1071];
-    const float v1081 = v1078 * v1080;
-    const float v1082 = v1081 * v1079;
-    const bfloat v1083 = bfloat(v1082);
-    const uint v1084 = v1071 * v1;
-    const uint v1085 = v1084 + v1073;
-    out[v1085] = v1083;
-  }
-  const uint v1086 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1087 = v429 + v1086;
-  const uint v1088 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1089 = v25 + v1088;
-  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1091 = v347 && v1090;
-  const bool v1092 = v1089 < v1;
-  const bool v1093 = v1091 && v1092;
-  if (v1093) {
-    const float v1094 = v352.m[1][4].thread_elements()[1];
-    const float v1095 = scale_b[v1089];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1096 = scale_a[v1087];
-    const float v1097 = v1094 * v1096;
-    const float v1098 = v1097 * v1095;
-    const bfloat v1099 = bfloat(v1098);
-    const uint v1100 = v1087 * v1;
-    const uint v1101 = v1100 + v1089;
-    out[v1101] = v1099;
-  }
-  const uint v1102 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1103 = v429 + v1102;
-  const uint v1104 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1105 = v25 + v1104;
-  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1107 = v347 && v1106;
-  const bool v1108 = v1105 < v1;
-  const bool v1109 = v1107 && v1108;
-  if (v1109) {
-    const float v1110 = v352.m[1][5].thread_elements()[0];
-    const float v1111 = scale_b[v1105];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1112 = scale_a[v1103];
-    const float v1113 = v1110 * v1112;
-    const float v1114 = v1113 * v1111;
-    const bfloat v1115 = bfloat(v1114);
-    const uint v1116 = v1103 * v1;
-    const uint v1117 = v1116 + v1105;
-    out[v1117] = v1115;
-  }
-  const uint v1118 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1119 = v429 + v1118;
-  const uint v1120 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1121 = v25 + v1120;
-  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1123 = v347 && v1122;
-  const bool v1124 = v1121 < v1;
-  const bool v1125 = v1123 && v1124;
-  if (v1125) {
-    const float v1126 = v352.m[1][5].thread_elements()[1];
-    const float v1127 = scale_b[v1121];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1128 = scale_a[v1119];
-    const float v1129 = v1126 * v1128;
-    const float v1130 = v1129 * v1127;
-    const bfloat v1131 = bfloat(v1130);
-    const uint v1132 = v1119 * v1;
-    const uint v1133 = v1132 + v1121;
-    out[v1133] = v1131;
-  }
-  const uint v1134 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1135 = v429 + v1134;
-  const uint v1136 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1137 = v25 + v1136;
-  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1139 = v347 && v1138;
-  const bool v1140 = v1137 < v1;
-  const bool v1141 = v1139 && v1140;
-  if (v1141) {
-    const float v1142 = v352.m[1][6].thread_elements()[0];
-    const float v1143 = scale_b[v1137];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1144 = scale_a[v1135];
-    const float v1145 = v1142 * v1144;
-    const float v1146 = v1145 * v1143;
-    const bfloat v1147 = bfloat(v1146);
-    const uint v1148 = v1135 * v1;
-    const uint v1149 = v1148 + v1137;
-    out[v1149] = v1147;
-  }
-  const uint v1150 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1151 = v429 + v1150;
-  const uint v1152 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1153 = v25 + v1152;
-  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1155 = v347 && v1154;
-  const bool v1156 = v1153 < v1;
-  const bool v1157 = v1155 && v1156;
-  if (v1157) {
-    const float v1158 = v352.m[1][6].thread_elements()[1];
-    const float v1159 = scale_b[v1153];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1160 = scale_a[v1151];
-    const float v1161 = v1158 * v1160;
-    const float v1162 = v1161 * v1159;
-    const bfloat v1163 = bfloat(v1162);
-    const uint v1164 = v1151 * v1;
-    const uint v1165 = v1164 + v1153;
-    out[v1165] = v1163;
-  }
-  const uint v1166 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1167 = v429 + v1166;
-  const uint v1168 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1169 = v25 + v1168;
-  const bool v1170 = v1167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1171 = v347 && v1170;
-  const bool v1172 = v1169 < v1;
-  const bool v1173 = v1171 && v1172;
-  if (v1173) {
-    const float v1174 = v352.m[1][7].thread_elements()[0];
-    const float v1175 = scale_b[v1169];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1176 = scale_a[v1167];
-    const float v1177 = v1174 * v1176;
-    const float v1178 = v1177 * v1175;
-    const bfloat v1179 = bfloat(v1178);
-    const uint v1180 = v1167 * v1;
-    const uint v1181 = v1180 + v1169;
-    out[v1181] = v1179;
-  }
-  const uint v1182 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1183 = v429 + v1182;
-  const uint v1184 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1185 = v25 + v1184;
-  const bool v1186 = v1183 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1187 = v347 && v1186;
-  const bool v1188 = v1185 < v1;
-  const bool v1189 = v1187 && v1188;
-  if (v1189) {
-    const float v1190 = v352.m[1][7].thread_elements()[1];
-    const float v1191 = scale_b[v1185];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1192 = scale_a[v1183];
-    const float v1193 = v1190 * v1192;
-    const float v1194 = v1193 * v1191;
-    const bfloat v1195 = bfloat(v1194);
-    const uint v1196 = v1183 * v1;
-    const uint v1197 = v1196 + v1185;
-    out[v1197] = v1195;
-  }
-  const uint v1198 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1199 = v429 + v1198;
-  const uint v1200 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1201 = v25 + v1200;
-  const bool v1202 = v1199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1203 = v347 && v1202;
-  const bool v1204 = v1201 < v1;
-  const bool v1205 = v1203 && v1204;
-  if (v1205) {
-    const float v1206 = v352.m[1][8].thread_elements()[0];
-    const float v1207 = scale_b[v1201];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1208 = scale_a[v1199];
-    const float v1209 = v1206 * v1208;
-    const float v1210 = v1209 * v1207;
-    const bfloat v1211 = bfloat(v1210);
-    const uint v1212 = v1199 * v1;
-    const uint v1213 = v1212 + v1201;
-    out[v1213] = v1211;
-  }
-  const uint v1214 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1215 = v429 + v1214;
-  const uint v1216 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1217 = v25 + v1216;
-  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1219 = v347 && v1218;
-  const bool v1220 = v1217 < v1;
-  const bool v1221 = v1219 && v1220;
-  if (v1221) {
-    const float v1222 = v352.m[1][8].thread_elements()[1];
-    const float v1223 = scale_b[v1217];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1224 = scale_a[v1215];
-    const float v1225 = v1222 * v1224;
-    const float v1226 = v1225 * v1223;
-    const bfloat v1227 = bfloat(v1226);
-    const uint v1228 = v1215 * v1;
-    const uint v1229 = v1228 + v1217;
-    out[v1229] = v1227;
-  }
-  const uint v1230 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1231 = v429 + v1230;
-  const uint v1232 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1233 = v25 + v1232;
-  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1235 = v347 && v1234;
-  const bool v1236 = v1233 < v1;
-  const bool v1237 = v1235 && v1236;
-  if (v1237) {
-    const float v1238 = v352.m[1][9].thread_elements()[0];
-    const float v1239 = scale_b[v1233];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1240 = scale_a[v1231];
-    const float v1241 = v1238 * v1240;
-    const float v1242 = v1241 * v1239;
-    const bfloat v1243 = bfloat(v1242);
-    const uint v1244 = v1231 * v1;
-    const uint v1245 = v1244 + v1233;
-    out[v1245] = v1243;
-  }
-  const uint v1246 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1247 = v429 + v1246;
-  const uint v1248 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1249 = v25 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1251 = v347 && v1250;
-  const bool v1252 = v1249 < v1;
-  const bool v1253 = v1251 && v1252;
-  if (v1253) {
-    const float v1254 = v352.m[1][9].thread_elements()[1];
-    const float v1255 = scale_b[v1249];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1256 = scale_a[v1247];
-    const float v1257 = v1254 * v1256;
-    const float v1258 = v1257 * v1255;
-    const bfloat v1259 = bfloat(v1258);
-    const uint v1260 = v1247 * v1;
-    const uint v1261 = v1260 + v1249;
-    out[v1261] = v1259;
-  }
-  const uint v1262 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1263 = v429 + v1262;
-  const uint v1264 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1265 = v25 + v1264;
-  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1267 = v347 && v1266;
-  const bool v1268 = v1265 < v1;
-  const bool v1269 = v1267 && v1268;
-  if (v1269) {
-    const float v1270 = v352.m[1][10].thread_elements()[0];
-    const float v1271 = scale_b[v1265];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1272 = scale_a[v1263];
-    const float v1273 = v1270 * v1272;
-    const float v1274 = v1273 * v1271;
-    const bfloat v1275 = bfloat(v1274);
-    const uint v1276 = v1263 * v1;
-    const uint v1277 = v1276 + v1265;
-    out[v1277] = v1275;
-  }
-  const uint v1278 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1279 = v429 + v1278;
-  const uint v1280 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1281 = v25 + v1280;
-  const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1283 = v347 && v1282;
-  const bool v1284 = v1281 < v1;
-  const bool v1285 = v1283 && v1284;
-  if (v1285) {
-    const float v1286 = v352.m[1][10].thread_elements()[1];
-    const float v1287 = scale_b[v1281];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1288 = scale_a[v1279];
-    const float v1289 = v1286 * v1288;
-    const float v1290 = v1289 * v1287;
-    const bfloat v1291 = bfloat(v1290);
-    const uint v1292 = v1279 * v1;
-    const uint v1293 = v1292 + v1281;
-    out[v1293] = v1291;
-  }
-  const uint v1294 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1295 = v429 + v1294;
-  const uint v1296 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1297 = v25 + v1296;
-  const bool v1298 = v1295 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1299 = v347 && v1298;
-  const bool v1300 = v1297 < v1;
-  const bool v1301 = v1299 && v1300;
-  if (v1301) {
-    const float v1302 = v352.m[1][11].thread_elements()[0];
-    const float v1303 = scale_b[v1297];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1304 = scale_a[v1295];
-    const float v1305 = v1302 * v1304;
-    const float v1306 = v1305 * v1303;
-    const bfloat v1307 = bfloat(v1306);
-    const uint v1308 = v1295 * v1;
-    const uint v1309 = v1308 + v1297;
-    out[v1309] = v1307;
-  }
-  const uint v1310 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1311 = v429 + v1310;
-  const uint v1312 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1313 = v25 + v1312;
-  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1315 = v347 && v1314;
-  const bool v1316 = v1313 < v1;
-  const bool v1317 = v1315 && v1316;
-  if (v1317) {
-    const float v1318 = v352.m[1][11].thread_elements()[1];
-    const float v1319 = scale_b[v1313];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1320 = scale_a[v1311];
-    const float v1321 = v1318 * v1320;
-    const float v1322 = v1321 * v1319;
-    const bfloat v1323 = bfloat(v1322);
-    const uint v1324 = v1311 * v1;
-    const uint v1325 = v1324 + v1313;
-    out[v1325] = v1323;
-  }
-  const uint v1326 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1327 = v429 + v1326;
-  const uint v1328 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1329 = v25 + v1328;
-  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1331 = v347 && v1330;
-  const bool v1332 = v1329 < v1;
-  const bool v1333 = v1331 && v1332;
-  if (v1333) {
-    const float v1334 = v352.m[1][12].thread_elements()[0];
-    const float v1335 = scale_b[v1329];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1336 = scale_a[v1327];
-    const float v1337 = v1334 * v1336;
-    const float v1338 = v1337 * v1335;
-    const bfloat v1339 = bfloat(v1338);
-    const uint v1340 = v1327 * v1;
-    const uint v1341 = v1340 + v1329;
-    out[v1341] = v1339;
-  }
-  const uint v1342 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1343 = v429 + v1342;
-  const uint v1344 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1345 = v25 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1347 = v347 && v1346;
-  const bool v1348 = v1345 < v1;
-  const bool v1349 = v1347 && v1348;
-  if (v1349) {
-    const float v1350 = v352.m[1][12].thread_elements()[1];
-    const float v1351 = scale_b[v1345];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1352 = scale_a[v1343];
-    const float v1353 = v1350 * v1352;
-    const float v1354 = v1353 * v1351;
-    const bfloat v1355 = bfloat(v1354);
-    const uint v1356 = v1343 * v1;
-    const uint v1357 = v1356 + v1345;
-    out[v1357] = v1355;
-  }
-  const uint v1358 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1359 = v429 + v1358;
-  const uint v1360 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1361 = v25 + v1360;
-  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1363 = v347 && v1362;
-  const bool v1364 = v1361 < v1;
-  const bool v1365 = v1363 && v1364;
-  if (v1365) {
-    const float v1366 = v352.m[1][13].thread_elements()[0];
-    const float v1367 = scale_b[v1361];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1368 = scale_a[v1359];
-    const float v1369 = v1366 * v1368;
-    const float v1370 = v1369 * v1367;
-    const bfloat v1371 = bfloat(v1370);
-    const uint v1372 = v1359 * v1;
-    const uint v1373 = v1372 + v1361;
-    out[v1373] = v1371;
-  }
-  const uint v1374 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1375 = v429 + v1374;
-  const uint v1376 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1377 = v25 + v1376;
-  const bool v1378 = v1375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1379 = v347 && v1378;
-  const bool v1380 = v1377 < v1;
-  const bool v1381 = v1379 && v1380;
-  if (v1381) {
-    const float v1382 = v352.m[1][13].thread_elements()[1];
-    const float v1383 = scale_b[v1377];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1384 = scale_a[v1375];
-    const float v1385 = v1382 * v1384;
-    const float v1386 = v1385 * v1383;
-    const bfloat v1387 = bfloat(v1386);
-    const uint v1388 = v1375 * v1;
-    const uint v1389 = v1388 + v1377;
-    out[v1389] = v1387;
-  }
-  const uint v1390 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1391 = v429 + v1390;
-  const uint v1392 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1393 = v25 + v1392;
-  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1395 = v347 && v1394;
-  const bool v1396 = v1393 < v1;
-  const bool v1397 = v1395 && v1396;
-  if (v1397) {
-    const float v1398 = v352.m[1][14].thread_elements()[0];
-    const float v1399 = scale_b[v1393];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1400 = scale_a[v1391];
-    const float v1401 = v1398 * v1400;
-    const float v1402 = v1401 * v1399;
-    const bfloat v1403 = bfloat(v1402);
-    const uint v1404 = v1391 * v1;
-    const uint v1405 = v1404 + v1393;
-    out[v1405] = v1403;
-  }
-  const uint v1406 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1407 = v429 + v1406;
-  const uint v1408 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1409 = v25 + v1408;
-  const bool v1410 = v1407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1411 = v347 && v1410;
-  const bool v1412 = v1409 < v1;
-  const bool v1413 = v1411 && v1412;
-  if (v1413) {
-    const float v1414 = v352.m[1][14].thread_elements()[1];
-    const float v1415 = scale_b[v1409];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1416 = scale_a[v1407];
-    const float v1417 = v1414 * v1416;
-    const float v1418 = v1417 * v1415;
-    const bfloat v1419 = bfloat(v1418);
-    const uint v1420 = v1407 * v1;
-    const uint v1421 = v1420 + v1409;
-    out[v1421] = v1419;
-  }
-  const uint v1422 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1423 = v429 + v1422;
-  const uint v1424 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1425 = v25 + v1424;
-  const bool v1426 = v1423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1427 = v347 && v1426;
-  const bool v1428 = v1425 < v1;
-  const bool v1429 = v1427 && v1428;
-  if (v1429) {
-    const float v1430 = v352.m[1][15].thread_elements()[0];
-    const float v1431 = scale_b[v1425];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1432 = scale_a[v1423];
-    const float v1433 = v1430 * v1432;
-    const float v1434 = v1433 * v1431;
-    const bfloat v1435 = bfloat(v1434);
-    const uint v1436 = v1423 * v1;
-    const uint v1437 = v1436 + v1425;
-    out[v1437] = v1435;
-  }
-  const uint v1438 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1439 = v429 + v1438;
-  const uint v1440 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1441 = v25 + v1440;
-  const bool v1442 = v1439 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1443 = v347 && v1442;
-  const bool v1444 = v1441 < v1;
-  const bool v1445 = v1443 && v1444;
-  if (v1445) {
-    const float v1446 = v352.m[1][15].thread_elements()[1];
-    const float v1447 = scale_b[v1441];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1448 = scale_a[v1439];
-    const float v1449 = v1446 * v1448;
-    const float v1450 = v1449 * v1447;
-    const bfloat v1451 = bfloat(v1450);
-    const uint v1452 = v1439 * v1;
-    const uint v1453 = v1452 + v1441;
-    out[v1453] = v1451;
-  }
-  const uint v1455 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
-  iron_frag<float, 16, 128> v1463;  // kernels/gemm/gemm_warpgroup.hpp:423
-  iron_frag_fill(v1463, float(0.0f));
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
+  }
+  const uint v549 = v471 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:551
+  const uint v550 = v549 << 4u;
+  const uint v552 = v475 << 6u;
+  const uint v553 = v21 + v552;
+  const uint v554 = v553 + v550;
+  const uint v555 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v556 = v554 + v555;
+  const uint v557 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v558 = v25 + v557;
+  const bool v559 = v556 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v560 = v472 && v559;
+  const bool v561 = v558 < v1;
+  const bool v562 = v560 && v561;
+  if (v562) {
+    const float v563 = v477.m[0][0].thread_elements()[0];
+    const float v564 = scale_b[v558];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v565 = scale_a[v556];
+    const float v566 = v563 * v565;
+    const float v567 = v566 * v564;
+    const bfloat v568 = bfloat(v567);
+    const uint v569 = v556 * v1;
+    const uint v570 = v569 + v558;
+    out[v570] = v568;
+  }
+  const uint v571 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v572 = v554 + v571;
+  const uint v573 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v574 = v25 + v573;
+  const bool v575 = v572 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v576 = v472 && v575;
+  const bool v577 = v574 < v1;
+  const bool v578 = v576 && v577;
+  if (v578) {
+    const float v579 = v477.m[0][0].thread_elements()[1];
+    const float v580 = scale_b[v574];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v581 = scale_a[v572];
+    const float v582 = v579 * v581;
+    const float v583 = v582 * v580;
+    const bfloat v584 = bfloat(v583);
+    const uint v585 = v572 * v1;
+    const uint v586 = v585 + v574;
+    out[v586] = v584;
+  }
+  const uint v587 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v588 = v554 + v587;
+  const uint v589 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v590 = v25 + v589;
+  const bool v591 = v588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v592 = v472 && v591;
+  const bool v593 = v590 < v1;
+  const bool v594 = v592 && v593;
+  if (v594) {
+    const float v595 = v477.m[0][1].thread_elements()[0];
+    const float v596 = scale_b[v590];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v597 = scale_a[v588];
+    const float v598 = v595 * v597;
+    const float v599 = v598 * v596;
+    const bfloat v600 = bfloat(v599);
+    const uint v601 = v588 * v1;
+    const uint v602 = v601 + v590;
+    out[v602] = v600;
+  }
+  const uint v603 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v604 = v554 + v603;
+  const uint v605 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v606 = v25 + v605;
+  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v608 = v472 && v607;
+  const bool v609 = v606 < v1;
+  const bool v610 = v608 && v609;
+  if (v610) {
+    const float v611 = v477.m[0][1].thread_elements()[1];
+    const float v612 = scale_b[v606];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v613 = scale_a[v604];
+    const float v614 = v611 * v613;
+    const float v615 = v614 * v612;
+    const bfloat v616 = bfloat(v615);
+    const uint v617 = v604 * v1;
+    const uint v618 = v617 + v606;
+    out[v618] = v616;
+  }
+  const uint v619 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v620 = v554 + v619;
+  const uint v621 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v622 = v25 + v621;
+  const bool v623 = v620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v624 = v472 && v623;
+  const bool v625 = v622 < v1;
+  const bool v626 = v624 && v625;
+  if (v626) {
+    const float v627 = v477.m[0][2].thread_elements()[0];
+    const float v628 = scale_b[v622];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v629 = scale_a[v620];
+    const float v630 = v627 * v629;
+    const float v631 = v630 * v628;
+    const bfloat v632 = bfloat(v631);
+    const uint v633 = v620 * v1;
+    const uint v634 = v633 + v622;
+    out[v634] = v632;
+  }
+  const uint v635 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v636 = v554 + v635;
+  const uint v637 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v638 = v25 + v637;
+  const bool v639 = v636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v640 = v472 && v639;
+  const bool v641 = v638 < v1;
+  const bool v642 = v640 && v641;
+  if (v642) {
+    const float v643 = v477.m[0][2].thread_elements()[1];
+    const float v644 = scale_b[v638];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v645 = scale_a[v636];
+    const float v646 = v643 * v645;
+    const float v647 = v646 * v644;
+    const bfloat v648 = bfloat(v647);
+    const uint v649 = v636 * v1;
+    const uint v650 = v649 + v638;
+    out[v650] = v648;
+  }
+  const uint v651 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v652 = v554 + v651;
+  const uint v653 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v654 = v25 + v653;
+  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v656 = v472 && v655;
+  const bool v657 = v654 < v1;
+  const bool v658 = v656 && v657;
+  if (v658) {
+    const float v659 = v477.m[0][3].thread_elements()[0];
+    const float v660 = scale_b[v654];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v661 = scale_a[v652];
+    const float v662 = v659 * v661;
+    const float v663 = v662 * v660;
+    const bfloat v664 = bfloat(v663);
+    const uint v665 = v652 * v1;
+    const uint v666 = v665 + v654;
+    out[v666] = v664;
+  }
+  const uint v667 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v668 = v554 + v667;
+  const uint v669 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v670 = v25 + v669;
+  const bool v671 = v668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v672 = v472 && v671;
+  const bool v673 = v670 < v1;
+  const bool v674 = v672 && v673;
+  if (v674) {
+    const float v675 = v477.m[0][3].thread_elements()[1];
+    const float v676 = scale_b[v670];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v677 = scale_a[v668];
+    const float v678 = v675 * v677;
+    const float v679 = v678 * v676;
+    const bfloat v680 = bfloat(v679);
+    const uint v681 = v668 * v1;
+    const uint v682 = v681 + v670;
+    out[v682] = v680;
+  }
+  const uint v683 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v684 = v554 + v683;
+  const uint v685 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v686 = v25 + v685;
+  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v688 = v472 && v687;
+  const bool v689 = v686 < v1;
+  const bool v690 = v688 && v689;
+  if (v690) {
+    const float v691 = v477.m[0][4].thread_elements()[0];
+    const float v692 = scale_b[v686];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v693 = scale_a[v684];
+    const float v694 = v691 * v693;
+    const float v695 = v694 * v692;
+    const bfloat v696 = bfloat(v695);
+    const uint v697 = v684 * v1;
+    const uint v698 = v697 + v686;
+    out[v698] = v696;
+  }
+  const uint v699 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v700 = v554 + v699;
+  const uint v701 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v702 = v25 + v701;
+  const bool v703 = v700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v704 = v472 && v703;
+  const bool v705 = v702 < v1;
+  const bool v706 = v704 && v705;
+  if (v706) {
+    const float v707 = v477.m[0][4].thread_elements()[1];
+    const float v708 = scale_b[v702];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v709 = scale_a[v700];
+    const float v710 = v707 * v709;
+    const float v711 = v710 * v708;
+    const bfloat v712 = bfloat(v711);
+    const uint v713 = v700 * v1;
+    const uint v714 = v713 + v702;
+    out[v714] = v712;
+  }
+  const uint v715 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v716 = v554 + v715;
+  const uint v717 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v718 = v25 + v717;
+  const bool v719 = v716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v720 = v472 && v719;
+  const bool v721 = v718 < v1;
+  const bool v722 = v720 && v721;
+  if (v722) {
+    const float v723 = v477.m[0][5].thread_elements()[0];
+    const float v724 = scale_b[v718];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v725 = scale_a[v716];
+    const float v726 = v723 * v725;
+    const float v727 = v726 * v724;
+    const bfloat v728 = bfloat(v727);
+    const uint v729 = v716 * v1;
+    const uint v730 = v729 + v718;
+    out[v730] = v728;
+  }
+  const uint v731 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v732 = v554 + v731;
+  const uint v733 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v734 = v25 + v733;
+  const bool v735 = v732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v736 = v472 && v735;
+  const bool v737 = v734 < v1;
+  const bool v738 = v736 && v737;
+  if (v738) {
+    const float v739 = v477.m[0][5].thread_elements()[1];
+    const float v740 = scale_b[v734];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v741 = scale_a[v732];
+    const float v742 = v739 * v741;
+    const float v743 = v742 * v740;
+    const bfloat v744 = bfloat(v743);
+    const uint v745 = v732 * v1;
+    const uint v746 = v745 + v734;
+    out[v746] = v744;
+  }
+  const uint v747 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v748 = v554 + v747;
+  const uint v749 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v750 = v25 + v749;
+  const bool v751 = v748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v752 = v472 && v751;
+  const bool v753 = v750 < v1;
+  const bool v754 = v752 && v753;
+  if (v754) {
+    const float v755 = v477.m[0][6].thread_elements()[0];
+    const float v756 = scale_b[v750];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v757 = scale_a[v748];
+    const float v758 = v755 * v757;
+    const float v759 = v758 * v756;
+    const bfloat v760 = bfloat(v759);
+    const uint v761 = v748 * v1;
+    const uint v762 = v761 + v750;
+    out[v762] = v760;
+  }
+  const uint v763 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v764 = v554 + v763;
+  const uint v765 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v766 = v25 + v765;
+  const bool v767 = v764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v768 = v472 && v767;
+  const bool v769 = v766 < v1;
+  const bool v770 = v768 && v769;
+  if (v770) {
+    const float v771 = v477.m[0][6].thread_elements()[1];
+    const float v772 = scale_b[v766];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v773 = scale_a[v764];
+    const float v774 = v771 * v773;
+    const float v775 = v774 * v772;
+    const bfloat v776 = bfloat(v775);
+    const uint v777 = v764 * v1;
+    const uint v778 = v777 + v766;
+    out[v778] = v776;
+  }
+  const uint v779 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v780 = v554 + v779;
+  const uint v781 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v782 = v25 + v781;
+  const bool v783 = v780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v784 = v472 && v783;
+  const bool v785 = v782 < v1;
+  const bool v786 = v784 && v785;
+  if (v786) {
+    const float v787 = v477.m[0][7].thread_elements()[0];
+    const float v788 = scale_b[v782];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v789 = scale_a[v780];
+    const float v790 = v787 * v789;
+    const float v791 = v790 * v788;
+    const bfloat v792 = bfloat(v791);
+    const uint v793 = v780 * v1;
+    const uint v794 = v793 + v782;
+    out[v794] = v792;
+  }
+  const uint v795 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v796 = v554 + v795;
+  const uint v797 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v798 = v25 + v797;
+  const bool v799 = v796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v800 = v472 && v799;
+  const bool v801 = v798 < v1;
+  const bool v802 = v800 && v801;
+  if (v802) {
+    const float v803 = v477.m[0][7].thread_elements()[1];
+    const float v804 = scale_b[v798];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v805 = scale_a[v796];
+    const float v806 = v803 * v805;
+    const float v807 = v806 * v804;
+    const bfloat v808 = bfloat(v807);
+    const uint v809 = v796 * v1;
+    const uint v810 = v809 + v798;
+    out[v810] = v808;
+  }
+  const uint v811 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v812 = v554 + v811;
+  const uint v813 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v814 = v25 + v813;
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v816 = v472 && v815;
+  const bool v817 = v814 < v1;
+  const bool v818 = v816 && v817;
+  if (v818) {
+    const float v819 = v477.m[0][8].thread_elements()[0];
+    const float v820 = scale_b[v814];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v821 = scale_a[v812];
+    const float v822 = v819 * v821;
+    const float v823 = v822 * v820;
+    const bfloat v824 = bfloat(v823);
+    const uint v825 = v812 * v1;
+    const uint v826 = v825 + v814;
+    out[v826] = v824;
+  }
+  const uint v827 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v828 = v554 + v827;
+  const uint v829 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v830 = v25 + v829;
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v832 = v472 && v831;
+  const bool v833 = v830 < v1;
+  const bool v834 = v832 && v833;
+  if (v834) {
+    const float v835 = v477.m[0][8].thread_elements()[1];
+    const float v836 = scale_b[v830];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v837 = scale_a[v828];
+    const float v838 = v835 * v837;
+    const float v839 = v838 * v836;
+    const bfloat v840 = bfloat(v839);
+    const uint v841 = v828 * v1;
+    const uint v842 = v841 + v830;
+    out[v842] = v840;
+  }
+  const uint v843 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v844 = v554 + v843;
+  const uint v845 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v846 = v25 + v845;
+  const bool v847 = v844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v848 = v472 && v847;
+  const bool v849 = v846 < v1;
+  const bool v850 = v848 && v849;
+  if (v850) {
+    const float v851 = v477.m[0][9].thread_elements()[0];
+    const float v852 = scale_b[v846];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v853 = scale_a[v844];
+    const float v854 = v851 * v853;
+    const float v855 = v854 * v852;
+    const bfloat v856 = bfloat(v855);
+    const uint v857 = v844 * v1;
+    const uint v858 = v857 + v846;
+    out[v858] = v856;
+  }
+  const uint v859 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v860 = v554 + v859;
+  const uint v861 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v862 = v25 + v861;
+  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v864 = v472 && v863;
+  const bool v865 = v862 < v1;
+  const bool v866 = v864 && v865;
+  if (v866) {
+    const float v867 = v477.m[0][9].thread_elements()[1];
+    const float v868 = scale_b[v862];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v869 = scale_a[v860];
+    const float v870 = v867 * v869;
+    const float v871 = v870 * v868;
+    const bfloat v872 = bfloat(v871);
+    const uint v873 = v860 * v1;
+    const uint v874 = v873 + v862;
+    out[v874] = v872;
+  }
+  const uint v875 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v876 = v554 + v875;
+  const uint v877 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v878 = v25 + v877;
+  const bool v879 = v876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v880 = v472 && v879;
+  const bool v881 = v878 < v1;
+  const bool v882 = v880 && v881;
+  if (v882) {
+    const float v883 = v477.m[0][10].thread_elements()[0];
+    const float v884 = scale_b[v878];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v885 = scale_a[v876];
+    const float v886 = v883 * v885;
+    const float v887 = v886 * v884;
+    const bfloat v888 = bfloat(v887);
+    const uint v889 = v876 * v1;
+    const uint v890 = v889 + v878;
+    out[v890] = v888;
+  }
+  const uint v891 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v892 = v554 + v891;
+  const uint v893 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v894 = v25 + v893;
+  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v896 = v472 && v895;
+  const bool v897 = v894 < v1;
+  const bool v898 = v896 && v897;
+  if (v898) {
+    const float v899 = v477.m[0][10].thread_elements()[1];
+    const float v900 = scale_b[v894];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v901 = scale_a[v892];
+    const float v902 = v899 * v901;
+    const float v903 = v902 * v900;
+    const bfloat v904 = bfloat(v903);
+    const uint v905 = v892 * v1;
+    const uint v906 = v905 + v894;
+    out[v906] = v904;
+  }
+  const uint v907 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v908 = v554 + v907;
+  const uint v909 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v910 = v25 + v909;
+  const bool v911 = v908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v912 = v472 && v911;
+  const bool v913 = v910 < v1;
+  const bool v914 = v912 && v913;
+  if (v914) {
+    const float v915 = v477.m[0][11].thread_elements()[0];
+    const float v916 = scale_b[v910];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v917 = scale_a[v908];
+    const float v918 = v915 * v917;
+    const float v919 = v918 * v916;
+    const bfloat v920 = bfloat(v919);
+    const uint v921 = v908 * v1;
+    const uint v922 = v921 + v910;
+    out[v922] = v920;
+  }
+  const uint v923 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v924 = v554 + v923;
+  const uint v925 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v926 = v25 + v925;
+  const bool v927 = v924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v928 = v472 && v927;
+  const bool v929 = v926 < v1;
+  const bool v930 = v928 && v929;
+  if (v930) {
+    const float v931 = v477.m[0][11].thread_elements()[1];
+    const float v932 = scale_b[v926];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v933 = scale_a[v924];
+    const float v934 = v931 * v933;
+    const float v935 = v934 * v932;
+    const bfloat v936 = bfloat(v935);
+    const uint v937 = v924 * v1;
+    const uint v938 = v937 + v926;
+    out[v938] = v936;
+  }
+  const uint v939 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v940 = v554 + v939;
+  const uint v941 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v942 = v25 + v941;
+  const bool v943 = v940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v944 = v472 && v943;
+  const bool v945 = v942 < v1;
+  const bool v946 = v944 && v945;
+  if (v946) {
+    const float v947 = v477.m[0][12].thread_elements()[0];
+    const float v948 = scale_b[v942];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v949 = scale_a[v940];
+    const float v950 = v947 * v949;
+    const float v951 = v950 * v948;
+    const bfloat v952 = bfloat(v951);
+    const uint v953 = v940 * v1;
+    const uint v954 = v953 + v942;
+    out[v954] = v952;
+  }
+  const uint v955 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v956 = v554 + v955;
+  const uint v957 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v958 = v25 + v957;
+  const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v960 = v472 && v959;
+  const bool v961 = v958 < v1;
+  const bool v962 = v960 && v961;
+  if (v962) {
+    const float v963 = v477.m[0][12].thread_elements()[1];
+    const float v964 = scale_b[v958];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v965 = scale_a[v956];
+    const float v966 = v963 * v965;
+    const float v967 = v966 * v964;
+    const bfloat v968 = bfloat(v967);
+    const uint v969 = v956 * v1;
+    const uint v970 = v969 + v958;
+    out[v970] = v968;
+  }
+  const uint v971 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v972 = v554 + v971;
+  const uint v973 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v974 = v25 + v973;
+  const bool v975 = v972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v976 = v472 && v975;
+  const bool v977 = v974 < v1;
+  const bool v978 = v976 && v977;
+  if (v978) {
+    const float v979 = v477.m[0][13].thread_elements()[0];
+    const float v980 = scale_b[v974];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v981 = scale_a[v972];
+    const float v982 = v979 * v981;
+    const float v983 = v982 * v980;
+    const bfloat v984 = bfloat(v983);
+    const uint v985 = v972 * v1;
+    const uint v986 = v985 + v974;
+    out[v986] = v984;
+  }
+  const uint v987 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v988 = v554 + v987;
+  const uint v989 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v990 = v25 + v989;
+  const bool v991 = v988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v992 = v472 && v991;
+  const bool v993 = v990 < v1;
+  const bool v994 = v992 && v993;
+  if (v994) {
+    const float v995 = v477.m[0][13].thread_elements()[1];
+    const float v996 = scale_b[v990];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v997 = scale_a[v988];
+    const float v998 = v995 * v997;
+    const float v999 = v998 * v996;
+    const bfloat v1000 = bfloat(v999);
+    const uint v1001 = v988 * v1;
+    const uint v1002 = v1001 + v990;
+    out[v1002] = v1000;
+  }
+  const uint v1003 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1004 = v554 + v1003;
+  const uint v1005 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1006 = v25 + v1005;
+  const bool v1007 = v1004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1008 = v472 && v1007;
+  const bool v1009 = v1006 < v1;
+  const bool v1010 = v1008 && v1009;
+  if (v1010) {
+    const float v1011 = v477.m[0][14].thread_elements()[0];
+    const float v1012 = scale_b[v1006];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1013 = scale_a[v1004];
+    const float v1014 = v1011 * v1013;
+    const float v1015 = v1014 * v1012;
+    const bfloat v1016 = bfloat(v1015);
+    const uint v1017 = v1004 * v1;
+    const uint v1018 = v1017 + v1006;
+    out[v1018] = v1016;
+  }
+  const uint v1019 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1020 = v554 + v1019;
+  const uint v1021 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1022 = v25 + v1021;
+  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1024 = v472 && v1023;
+  const bool v1025 = v1022 < v1;
+  const bool v1026 = v1024 && v1025;
+  if (v1026) {
+    const float v1027 = v477.m[0][14].thread_elements()[1];
+    const float v1028 = scale_b[v1022];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1029 = scale_a[v1020];
+    const float v1030 = v1027 * v1029;
+    const float v1031 = v1030 * v1028;
+    const bfloat v1032 = bfloat(v1031);
+    const uint v1033 = v1020 * v1;
+    const uint v1034 = v1033 + v1022;
+    out[v1034] = v1032;
+  }
+  const uint v1035 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1036 = v554 + v1035;
+  const uint v1037 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1038 = v25 + v1037;
+  const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1040 = v472 && v1039;
+  const bool v1041 = v1038 < v1;
+  const bool v1042 = v1040 && v1041;
+  if (v1042) {
+    const float v1043 = v477.m[0][15].thread_elements()[0];
+    const float v1044 = scale_b[v1038];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1045 = scale_a[v1036];
+    const float v1046 = v1043 * v1045;
+    const float v1047 = v1046 * v1044;
+    const bfloat v1048 = bfloat(v1047);
+    const uint v1049 = v1036 * v1;
+    const uint v1050 = v1049 + v1038;
+    out[v1050] = v1048;
+  }
+  const uint v1051 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1052 = v554 + v1051;
+  const uint v1053 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1054 = v25 + v1053;
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1056 = v472 && v1055;
+  const bool v1057 = v1054 < v1;
+  const bool v1058 = v1056 && v1057;
+  if (v1058) {
+    const float v1059 = v477.m[0][15].thread_elements()[1];
+    const float v1060 = scale_b[v1054];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1061 = scale_a[v1052];
+    const float v1062 = v1059 * v1061;
+    const float v1063 = v1062 * v1060;
+    const bfloat v1064 = bfloat(v1063);
+    const uint v1065 = v1052 * v1;
+    const uint v1066 = v1065 + v1054;
+    out[v1066] = v1064;
+  }
+  const uint v1067 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1068 = v554 + v1067;
+  const uint v1069 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1070 = v25 + v1069;
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1072 = v472 && v1071;
+  const bool v1073 = v1070 < v1;
+  const bool v1074 = v1072 && v1073;
+  if (v1074) {
+    const float v1075 = v477.m[1][0].thread_elements()[0];
+    const float v1076 = scale_b[v1070];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1077 = scale_a[v1068];
+    const float v1078 = v1075 * v1077;
+    const float v1079 = v1078 * v1076;
+    const bfloat v1080 = bfloat(v1079);
+    const uint v1081 = v1068 * v1;
+    const uint v1082 = v1081 + v1070;
+    out[v1082] = v1080;
+  }
+  const uint v1083 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1084 = v554 + v1083;
+  const uint v1085 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1086 = v25 + v1085;
+  const bool v1087 = v1084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1088 = v472 && v1087;
+  const bool v1089 = v1086 < v1;
+  const bool v1090 = v1088 && v1089;
+  if (v1090) {
+    const float v1091 = v477.m[1][0].thread_elements()[1];
+    const float v1092 = scale_b[v1086];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1093 = scale_a[v1084];
+    const float v1094 = v1091 * v1093;
+    const float v1095 = v1094 * v1092;
+    const bfloat v1096 = bfloat(v1095);
+    const uint v1097 = v1084 * v1;
+    const uint v1098 = v1097 + v1086;
+    out[v1098] = v1096;
+  }
+  const uint v1099 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1100 = v554 + v1099;
+  const uint v1101 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1102 = v25 + v1101;
+  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1104 = v472 && v1103;
+  const bool v1105 = v1102 < v1;
+  const bool v1106 = v1104 && v1105;
+  if (v1106) {
+    const float v1107 = v477.m[1][1].thread_elements()[0];
+    const float v1108 = scale_b[v1102];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1109 = scale_a[v1100];
+    const float v1110 = v1107 * v1109;
+    const float v1111 = v1110 * v1108;
+    const bfloat v1112 = bfloat(v1111);
+    const uint v1113 = v1100 * v1;
+    const uint v1114 = v1113 + v1102;
+    out[v1114] = v1112;
+  }
+  const uint v1115 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1116 = v554 + v1115;
+  const uint v1117 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1118 = v25 + v1117;
+  const bool v1119 = v1116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1120 = v472 && v1119;
+  const bool v1121 = v1118 < v1;
+  const bool v1122 = v1120 && v1121;
+  if (v1122) {
+    const float v1123 = v477.m[1][1].thread_elements()[1];
+    const float v1124 = scale_b[v1118];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1125 = scale_a[v1116];
+    const float v1126 = v1123 * v1125;
+    const float v1127 = v1126 * v1124;
+    const bfloat v1128 = bfloat(v1127);
+    const uint v1129 = v1116 * v1;
+    const uint v1130 = v1129 + v1118;
+    out[v1130] = v1128;
+  }
+  const uint v1131 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1132 = v554 + v1131;
+  const uint v1133 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1134 = v25 + v1133;
+  const bool v1135 = v1132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1136 = v472 && v1135;
+  const bool v1137 = v1134 < v1;
+  const bool v1138 = v1136 && v1137;
+  if (v1138) {
+    const float v1139 = v477.m[1][2].thread_elements()[0];
+    const float v1140 = scale_b[v1134];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1141 = scale_a[v1132];
+    const float v1142 = v1139 * v1141;
+    const float v1143 = v1142 * v1140;
+    const bfloat v1144 = bfloat(v1143);
+    const uint v1145 = v1132 * v1;
+    const uint v1146 = v1145 + v1134;
+    out[v1146] = v1144;
+  }
+  const uint v1147 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1148 = v554 + v1147;
+  const uint v1149 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1150 = v25 + v1149;
+  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1152 = v472 && v1151;
+  const bool v1153 = v1150 < v1;
+  const bool v1154 = v1152 && v1153;
+  if (v1154) {
+    const float v1155 = v477.m[1][2].thread_elements()[1];
+    const float v1156 = scale_b[v1150];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1157 = scale_a[v1148];
+    const float v1158 = v1155 * v1157;
+    const float v1159 = v1158 * v1156;
+    const bfloat v1160 = bfloat(v1159);
+    const uint v1161 = v1148 * v1;
+    const uint v1162 = v1161 + v1150;
+    out[v1162] = v1160;
+  }
+  const uint v1163 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1164 = v554 + v1163;
+  const uint v1165 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1166 = v25 + v1165;
+  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1168 = v472 && v1167;
+  const bool v1169 = v1166 < v1;
+  const bool v1170 = v1168 && v1169;
+  if (v1170) {
+    const float v1171 = v477.m[1][3].thread_elements()[0];
+    const float v1172 = scale_b[v1166];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1173 = scale_a[v1164];
+    const float v1174 = v1171 * v1173;
+    const float v1175 = v1174 * v1172;
+    const bfloat v1176 = bfloat(v1175);
+    const uint v1177 = v1164 * v1;
+    const uint v1178 = v1177 + v1166;
+    out[v1178] = v1176;
+  }
+  const uint v1179 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1180 = v554 + v1179;
+  const uint v1181 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1182 = v25 + v1181;
+  const bool v1183 = v1180 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1184 = v472 && v1183;
+  const bool v1185 = v1182 < v1;
+  const bool v1186 = v1184 && v1185;
+  if (v1186) {
+    const float v1187 = v477.m[1][3].thread_elements()[1];
+    const float v1188 = scale_b[v1182];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1189 = scale_a[v1180];
+    const float v1190 = v1187 * v1189;
+    const float v1191 = v1190 * v1188;
+    const bfloat v1192 = bfloat(v1191);
+    const uint v1193 = v1180 * v1;
+    const uint v1194 = v1193 + v1182;
+    out[v1194] = v1192;
+  }
+  const uint v1195 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1196 = v554 + v1195;
+  const uint v1197 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1198 = v25 + v1197;
+  const bool v1199 = v1196 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1200 = v472 && v1199;
+  const bool v1201 = v1198 < v1;
+  const bool v1202 = v1200 && v1201;
+  if (v1202) {
+    const float v1203 = v477.m[1][4].thread_elements()[0];
+    const float v1204 = scale_b[v1198];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1205 = scale_a[v1196];
+    const float v1206 = v1203 * v1205;
+    const float v1207 = v1206 * v1204;
+    const bfloat v1208 = bfloat(v1207);
+    const uint v1209 = v1196 * v1;
+    const uint v1210 = v1209 + v1198;
+    out[v1210] = v1208;
+  }
+  const uint v1211 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1212 = v554 + v1211;
+  const uint v1213 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1214 = v25 + v1213;
+  const bool v1215 = v1212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1216 = v472 && v1215;
+  const bool v1217 = v1214 < v1;
+  const bool v1218 = v1216 && v1217;
+  if (v1218) {
+    const float v1219 = v477.m[1][4].thread_elements()[1];
+    const float v1220 = scale_b[v1214];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1221 = scale_a[v1212];
+    const float v1222 = v1219 * v1221;
+    const float v1223 = v1222 * v1220;
+    const bfloat v1224 = bfloat(v1223);
+    const uint v1225 = v1212 * v1;
+    const uint v1226 = v1225 + v1214;
+    out[v1226] = v1224;
+  }
+  const uint v1227 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1228 = v554 + v1227;
+  const uint v1229 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1230 = v25 + v1229;
+  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1232 = v472 && v1231;
+  const bool v1233 = v1230 < v1;
+  const bool v1234 = v1232 && v1233;
+  if (v1234) {
+    const float v1235 = v477.m[1][5].thread_elements()[0];
+    const float v1236 = scale_b[v1230];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1237 = scale_a[v1228];
+    const float v1238 = v1235 * v1237;
+    const float v1239 = v1238 * v1236;
+    const bfloat v1240 = bfloat(v1239);
+    const uint v1241 = v1228 * v1;
+    const uint v1242 = v1241 + v1230;
+    out[v1242] = v1240;
+  }
+  const uint v1243 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1244 = v554 + v1243;
+  const uint v1245 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1246 = v25 + v1245;
+  const bool v1247 = v1244 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1248 = v472 && v1247;
+  const bool v1249 = v1246 < v1;
+  const bool v1250 = v1248 && v1249;
+  if (v1250) {
+    const float v1251 = v477.m[1][5].thread_elements()[1];
+    const float v1252 = scale_b[v1246];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1253 = scale_a[v1244];
+    const float v1254 = v1251 * v1253;
+    const float v1255 = v1254 * v1252;
+    const bfloat v1256 = bfloat(v1255);
+    const uint v1257 = v1244 * v1;
+    const uint v1258 = v1257 + v1246;
+    out[v1258] = v1256;
+  }
+  const uint v1259 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1260 = v554 + v1259;
+  const uint v1261 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1262 = v25 + v1261;
+  const bool v1263 = v1260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1264 = v472 && v1263;
+  const bool v1265 = v1262 < v1;
+  const bool v1266 = v1264 && v1265;
+  if (v1266) {
+    const float v1267 = v477.m[1][6].thread_elements()[0];
+    const float v1268 = scale_b[v1262];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1269 = scale_a[v1260];
+    const float v1270 = v1267 * v1269;
+    const float v1271 = v1270 * v1268;
+    const bfloat v1272 = bfloat(v1271);
+    const uint v1273 = v1260 * v1;
+    const uint v1274 = v1273 + v1262;
+    out[v1274] = v1272;
+  }
+  const uint v1275 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1276 = v554 + v1275;
+  const uint v1277 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1278 = v25 + v1277;
+  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1280 = v472 && v1279;
+  const bool v1281 = v1278 < v1;
+  const bool v1282 = v1280 && v1281;
+  if (v1282) {
+    const float v1283 = v477.m[1][6].thread_elements()[1];
+    const float v1284 = scale_b[v1278];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1285 = scale_a[v1276];
+    const float v1286 = v1283 * v1285;
+    const float v1287 = v1286 * v1284;
+    const bfloat v1288 = bfloat(v1287);
+    const uint v1289 = v1276 * v1;
+    const uint v1290 = v1289 + v1278;
+    out[v1290] = v1288;
+  }
+  const uint v1291 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1292 = v554 + v1291;
+  const uint v1293 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1294 = v25 + v1293;
+  const bool v1295 = v1292 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1296 = v472 && v1295;
+  const bool v1297 = v1294 < v1;
+  const bool v1298 = v1296 && v1297;
+  if (v1298) {
+    const float v1299 = v477.m[1][7].thread_elements()[0];
+    const float v1300 = scale_b[v1294];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1301 = scale_a[v1292];
+    const float v1302 = v1299 * v1301;
+    const float v1303 = v1302 * v1300;
+    const bfloat v1304 = bfloat(v1303);
+    const uint v1305 = v1292 * v1;
+    const uint v1306 = v1305 + v1294;
+    out[v1306] = v1304;
+  }
+  const uint v1307 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1308 = v554 + v1307;
+  const uint v1309 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1310 = v25 + v1309;
+  const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1312 = v472 && v1311;
+  const bool v1313 = v1310 < v1;
+  const bool v1314 = v1312 && v1313;
+  if (v1314) {
+    const float v1315 = v477.m[1][7].thread_elements()[1];
+    const float v1316 = scale_b[v1310];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1317 = scale_a[v1308];
+    const float v1318 = v1315 * v1317;
+    const float v1319 = v1318 * v1316;
+    const bfloat v1320 = bfloat(v1319);
+    const uint v1321 = v1308 * v1;
+    const uint v1322 = v1321 + v1310;
+    out[v1322] = v1320;
+  }
+  const uint v1323 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1324 = v554 + v1323;
+  const uint v1325 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1326 = v25 + v1325;
+  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1328 = v472 && v1327;
+  const bool v1329 = v1326 < v1;
+  const bool v1330 = v1328 && v1329;
+  if (v1330) {
+    const float v1331 = v477.m[1][8].thread_elements()[0];
+    const float v1332 = scale_b[v1326];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1333 = scale_a[v1324];
+    const float v1334 = v1331 * v1333;
+    const float v1335 = v1334 * v1332;
+    const bfloat v1336 = bfloat(v1335);
+    const uint v1337 = v1324 * v1;
+    const uint v1338 = v1337 + v1326;
+    out[v1338] = v1336;
+  }
+  const uint v1339 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1340 = v554 + v1339;
+  const uint v1341 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1342 = v25 + v1341;
+  const bool v1343 = v1340 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1344 = v472 && v1343;
+  const bool v1345 = v1342 < v1;
+  const bool v1346 = v1344 && v1345;
+  if (v1346) {
+    const float v1347 = v477.m[1][8].thread_elements()[1];
+    const float v1348 = scale_b[v1342];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1349 = scale_a[v1340];
+    const float v1350 = v1347 * v1349;
+    const float v1351 = v1350 * v1348;
+    const bfloat v1352 = bfloat(v1351);
+    const uint v1353 = v1340 * v1;
+    const uint v1354 = v1353 + v1342;
+    out[v1354] = v1352;
+  }
+  const uint v1355 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1356 = v554 + v1355;
+  const uint v1357 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1358 = v25 + v1357;
+  const bool v1359 = v1356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1360 = v472 && v1359;
+  const bool v1361 = v1358 < v1;
+  const bool v1362 = v1360 && v1361;
+  if (v1362) {
+    const float v1363 = v477.m[1][9].thread_elements()[0];
+    const float v1364 = scale_b[v1358];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1365 = scale_a[v1356];
+    const float v1366 = v1363 * v1365;
+    const float v1367 = v1366 * v1364;
+    const bfloat v1368 = bfloat(v1367);
+    const uint v1369 = v1356 * v1;
+    const uint v1370 = v1369 + v1358;
+    out[v1370] = v1368;
+  }
+  const uint v1371 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1372 = v554 + v1371;
+  const uint v1373 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1374 = v25 + v1373;
+  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1376 = v472 && v1375;
+  const bool v1377 = v1374 < v1;
+  const bool v1378 = v1376 && v1377;
+  if (v1378) {
+    const float v1379 = v477.m[1][9].thread_elements()[1];
+    const float v1380 = scale_b[v1374];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1381 = scale_a[v1372];
+    const float v1382 = v1379 * v1381;
+    const float v1383 = v1382 * v1380;
+    const bfloat v1384 = bfloat(v1383);
+    const uint v1385 = v1372 * v1;
+    const uint v1386 = v1385 + v1374;
+    out[v1386] = v1384;
+  }
+  const uint v1387 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1388 = v554 + v1387;
+  const uint v1389 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1390 = v25 + v1389;
+  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1392 = v472 && v1391;
+  const bool v1393 = v1390 < v1;
+  const bool v1394 = v1392 && v1393;
+  if (v1394) {
+    const float v1395 = v477.m[1][10].thread_elements()[0];
+    const float v1396 = scale_b[v1390];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1397 = scale_a[v1388];
+    const float v1398 = v1395 * v1397;
+    const float v1399 = v1398 * v1396;
+    const bfloat v1400 = bfloat(v1399);
+    const uint v1401 = v1388 * v1;
+    const uint v1402 = v1401 + v1390;
+    out[v1402] = v1400;
+  }
+  const uint v1403 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1404 = v554 + v1403;
+  const uint v1405 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1406 = v25 + v1405;
+  const bool v1407 = v1404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1408 = v472 && v1407;
+  const bool v1409 = v1406 < v1;
+  const bool v1410 = v1408 && v1409;
+  if (v1410) {
+    const float v1411 = v477.m[1][10].thread_elements()[1];
+    const float v1412 = scale_b[v1406];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1413 = scale_a[v1404];
+    const float v1414 = v1411 * v1413;
+    const float v1415 = v1414 * v1412;
+    const bfloat v1416 = bfloat(v1415);
+    const uint v1417 = v1404 * v1;
+    const uint v1418 = v1417 + v1406;
+    out[v1418] = v1416;
+  }
+  const uint v1419 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1420 = v554 + v1419;
+  const uint v1421 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1422 = v25 + v1421;
+  const bool v1423 = v1420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1424 = v472 && v1423;
+  const bool v1425 = v1422 < v1;
+  const bool v1426 = v1424 && v1425;
+  if (v1426) {
+    const float v1427 = v477.m[1][11].thread_elements()[0];
+    const float v1428 = scale_b[v1422];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1429 = scale_a[v1420];
+    const float v1430 = v1427 * v1429;
+    const float v1431 = v1430 * v1428;
+    const bfloat v1432 = bfloat(v1431);
+    const uint v1433 = v1420 * v1;
+    const uint v1434 = v1433 + v1422;
+    out[v1434] = v1432;
+  }
+  const uint v1435 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1436 = v554 + v1435;
+  const uint v1437 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1438 = v25 + v1437;
+  const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1440 = v472 && v1439;
+  const bool v1441 = v1438 < v1;
+  const bool v1442 = v1440 && v1441;
+  if (v1442) {
+    const float v1443 = v477.m[1][11].thread_elements()[1];
+    const float v1444 = scale_b[v1438];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1445 = scale_a[v1436];
+    const float v1446 = v1443 * v1445;
+    const float v1447 = v1446 * v1444;
+    const bfloat v1448 = bfloat(v1447);
+    const uint v1449 = v1436 * v1;
+    const uint v1450 = v1449 + v1438;
+    out[v1450] = v1448;
+  }
+  const uint v1451 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1452 = v554 + v1451;
+  const uint v1453 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1454 = v25 + v1453;
+  const bool v1455 = v1452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1456 = v472 && v1455;
+  const bool v1457 = v1454 < v1;
+  const bool v1458 = v1456 && v1457;
+  if (v1458) {
+    const float v1459 = v477.m[1][12].thread_elements()[0];
+    const float v1460 = scale_b[v1454];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1461 = scale_a[v1452];
+    const float v1462 = v1459 * v1461;
+    const float v1463 = v1462 * v1460;
+    const bfloat v1464 = bfloat(v1463);
+    const uint v1465 = v1452 * v1;
+    const uint v1466 = v1465 + v1454;
+    out[v1466] = v1464;
+  }
+  const uint v1467 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1468 = v554 + v1467;
+  const uint v1469 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1470 = v25 + v1469;
+  const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1472 = v472 && v1471;
+  const bool v1473 = v1470 < v1;
+  const bool v1474 = v1472 && v1473;
+  if (v1474) {
+    const float v1475 = v477.m[1][12].thread_elements()[1];
+    const float v1476 = scale_b[v1470];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1477 = scale_a[v1468];
+    const float v1478 = v1475 * v1477;
+    const float v1479 = v1478 * v1476;
+    const bfloat v1480 = bfloat(v1479);
+    const uint v1481 = v1468 * v1;
+    const uint v1482 = v1481 + v1470;
+    out[v1482] = v1480;
+  }
+  const uint v1483 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1484 = v554 + v1483;
+  const uint v1485 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1486 = v25 + v1485;
+  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1488 = v472 && v1487;
+  const bool v1489 = v1486 < v1;
+  const bool v1490 = v1488 && v1489;
+  if (v1490) {
+    const float v1491 = v477.m[1][13].thread_elements()[0];
+    const float v1492 = scale_b[v1486];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1493 = scale_a[v1484];
+    const float v1494 = v1491 * v1493;
+    const float v1495 = v1494 * v1492;
+    const bfloat v1496 = bfloat(v1495);
+    const uint v1497 = v1484 * v1;
+    const uint v1498 = v1497 + v1486;
+    out[v1498] = v1496;
+  }
+  const uint v1499 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1500 = v554 + v1499;
+  const uint v1501 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1502 = v25 + v1501;
+  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1504 = v472 && v1503;
+  const bool v1505 = v1502 < v1;
+  const bool v1506 = v1504 && v1505;
+  if (v1506) {
+    const float v1507 = v477.m[1][13].thread_elements()[1];
+    const float v1508 = scale_b[v1502];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1509 = scale_a[v1500];
+    const float v1510 = v1507 * v1509;
+    const float v1511 = v1510 * v1508;
+    const bfloat v1512 = bfloat(v1511);
+    const uint v1513 = v1500 * v1;
+    const uint v1514 = v1513 + v1502;
+    out[v1514] = v1512;
+  }
+  const uint v1515 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1516 = v554 + v1515;
+  const uint v1517 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1518 = v25 + v1517;
+  const bool v1519 = v1516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1520 = v472 && v1519;
+  const bool v1521 = v1518 < v1;
+  const bool v1522 = v1520 && v1521;
+  if (v1522) {
+    const float v1523 = v477.m[1][14].thread_elements()[0];
+    const float v1524 = scale_b[v1518];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1525 = scale_a[v1516];
+    const float v1526 = v1523 * v1525;
+    const float v1527 = v1526 * v1524;
+    const bfloat v1528 = bfloat(v1527);
+    const uint v1529 = v1516 * v1;
+    const uint v1530 = v1529 + v1518;
+    out[v1530] = v1528;
+  }
+  const uint v1531 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1532 = v554 + v1531;
+  const uint v1533 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1534 = v25 + v1533;
+  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1536 = v472 && v1535;
+  const bool v1537 = v1534 < v1;
+  const bool v1538 = v1536 && v1537;
+  if (v1538) {
+    const float v1539 = v477.m[1][14].thread_elements()[1];
+    const float v1540 = scale_b[v1534];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1541 = scale_a[v1532];
+    const float v1542 = v1539 * v1541;
+    const float v1543 = v1542 * v1540;
+    const bfloat v1544 = bfloat(v1543);
+    const uint v1545 = v1532 * v1;
+    const uint v1546 = v1545 + v1534;
+    out[v1546] = v1544;
+  }
+  const uint v1547 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1548 = v554 + v1547;
+  const uint v1549 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1550 = v25 + v1549;
+  const bool v1551 = v1548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1552 = v472 && v1551;
+  const bool v1553 = v1550 < v1;
+  const bool v1554 = v1552 && v1553;
+  if (v1554) {
+    const float v1555 = v477.m[1][15].thread_elements()[0];
+    const float v1556 = scale_b[v1550];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1557 = scale_a[v1548];
+    const float v1558 = v1555 * v1557;
+    const float v1559 = v1558 * v1556;
+    const bfloat v1560 = bfloat(v1559);
+    const uint v1561 = v1548 * v1;
+    const uint v1562 = v1561 + v1550;
+    out[v1562] = v1560;
+  }
+  const uint v1563 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1564 = v554 + v1563;
+  const uint v1565 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1566 = v25 + v1565;
+  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1568 = v472 && v1567;
+  const bool v1569 = v1566 < v1;
+  const bool v1570 = v1568 && v1569;
+  if (v1570) {
+    const float v1571 = v477.m[1][15].thread_elements()[1];
+    const float v1572 = scale_b[v1566];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1573 = scale_a[v1564];
+    const float v1574 = v1571 * v1573;
+    const float v1575 = v1574 * v1572;
+    const bfloat v1576 = bfloat(v1575);
+    const uint v1577 = v1564 * v1;
+    const uint v1578 = v1577 + v1566;
+    out[v1578] = v1576;
+  }
+  const uint v1580 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:620
+  iron_frag<float, 16, 128> v1588;  // kernels/gemm/gemm_warpgroup.hpp:424
+  iron_frag_fill(v1588, float(0.0f));
 
-  for (uint v1466 = 0u; v1466 < v2; v1466 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
-    for (uint v1471 = v358; v1471 < 8192u; v1471 += v357) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v1473 = v1471 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v1475 = v1471 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v1476 = v21 + v1473;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1477 = v1476 < v0;
-      const uint v1478 = v1466 + v1475;
-      const bool v1479 = v1478 < v2;
-      const bool v1480 = v1477 && v1479;
-      if (v1480) {
-        const uint v1482 = v1476 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v1484 = v1482 + v1466;
-        const uint v1485 = v1484 + v1475;
-        const iron_f8e4m3 v1486 = a[v1485];
-        const half v1487 = half(iron_to_f32(v1486));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v1489 = v1473 << 6u;
-        const uint v1490 = v1489 + v1475;
-        shm3[v1490] = v1487;
+  for (uint v1591 = 0u; v1591 < v2; v1591 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
+    for (uint v1596 = v483; v1596 < 8192u; v1596 += v482) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1598 = v1596 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1600 = v1596 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v1601 = v21 + v1598;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1602 = v1601 < v0;
+      const uint v1603 = v1591 + v1600;
+      const bool v1604 = v1603 < v2;
+      const bool v1605 = v1602 && v1604;
+      if (v1605) {
+        const uint v1607 = v1601 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v1609 = v1607 + v1591;
+        const uint v1610 = v1609 + v1600;
+        const iron_f8e4m3 v1611 = a[v1610];
+        const half v1612 = half(iron_to_f32(v1611));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v1614 = v1598 << 6u;
+        const uint v1615 = v1614 + v1600;
+        shm3[v1615] = v1612;
       } else {
-        const uint v1492 = v1473 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v1493 = v1492 + v1475;
-        shm3[v1493] = half(0.0f);
+        const uint v1617 = v1598 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v1618 = v1617 + v1600;
+        shm3[v1618] = half(0.0f);
       }
     }
 
-    for (uint v1499 = v358; v1499 < 8192u; v1499 += v357) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v1501 = v1499 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v1503 = v1499 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v1504 = v1455 + v1501;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1505 = v1504 < v1;
-      const uint v1506 = v1466 + v1503;
-      const bool v1507 = v1506 < v2;
-      const bool v1508 = v1505 && v1507;
-      if (v1508) {
-        const uint v1510 = v1504 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v1512 = v1510 + v1466;
-        const uint v1513 = v1512 + v1503;
-        const iron_f8e4m3 v1514 = b[v1513];
-        const half v1515 = half(iron_to_f32(v1514));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v1517 = v1501 << 6u;
-        const uint v1518 = v1517 + v1503;
-        shm4[v1518] = v1515;
+    for (uint v1624 = v483; v1624 < 8192u; v1624 += v482) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1626 = v1624 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1628 = v1624 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v1629 = v1580 + v1626;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1630 = v1629 < v1;
+      const uint v1631 = v1591 + v1628;
+      const bool v1632 = v1631 < v2;
+      const bool v1633 = v1630 && v1632;
+      if (v1633) {
+        const uint v1635 = v1629 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v1637 = v1635 + v1591;
+        const uint v1638 = v1637 + v1628;
+        const iron_f8e4m3 v1639 = b[v1638];
+        const half v1640 = half(iron_to_f32(v1639));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v1642 = v1626 << 6u;
+        const uint v1643 = v1642 + v1628;
+        shm4[v1643] = v1640;
       } else {
-        const uint v1520 = v1501 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v1521 = v1520 + v1503;
-        shm4[v1521] = half(0.0f);
+        const uint v1645 = v1626 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v1646 = v1645 + v1628;
+        shm4[v1646] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
-    if (v347) {  // kernels/gemm/gemm_warpgroup.hpp:520
-      const uint v1530 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
-      const uint v2616 = v425 << 6u;
-      const uint v2618 = v1530 + v2616;
-      iron_frag<half, 16, 16> v2625;
-      iron_frag_fill(v2625, half(half(0.0f)));
-      iron_frag_load<false>(v2625, shm3, long(v2618), long(64u));
-      iron_frag<half, 16, 128> v2627;
-      iron_frag_fill(v2627, half(half(0.0f)));
-      iron_frag_load<true>(v2627, shm4, long(0u), long(64u));
-      iron_frag_mma(v1463, v2625, v2627);
-      const uint v2629 = v2618 + 16u;
-      iron_frag<half, 16, 16> v2634;
-      iron_frag_fill(v2634, half(half(0.0f)));
-      iron_frag_load<false>(v2634, shm3, long(v2629), long(64u));
-      iron_frag<half, 16, 128> v2636;
-      iron_frag_fill(v2636, half(half(0.0f)));
-      iron_frag_load<true>(v2636, shm4, long(16u), long(64u));
-      iron_frag_mma(v1463, v2634, v2636);
-      const uint v2638 = v2618 + 32u;
-      iron_frag<half, 16, 16> v2643;
-      iron_frag_fill(v2643, half(half(0.0f)));
-      iron_frag_load<false>(v2643, shm3, long(v2638), long(64u));
-      iron_frag<half, 16, 128> v2645;
-      iron_frag_fill(v2645, half(half(0.0f)));
-      iron_frag_load<true>(v2645, shm4, long(32u), long(64u));
-      iron_frag_mma(v1463, v2643, v2645);
-      const uint v2647 = v2618 + 48u;
-      iron_frag<half, 16, 16> v2652;
-      iron_frag_fill(v2652, half(half(0.0f)));
-      iron_frag_load<false>(v2652, shm3, long(v2647), long(64u));
-      iron_frag<half, 16, 128> v2654;
-      iron_frag_fill(v2654, half(half(0.0f)));
-      iron_frag_load<true>(v2654, shm4, long(48u), long(64u));
-      iron_frag_mma(v1463, v2652, v2654);
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:520
+    if (v472) {  // kernels/gemm/gemm_warpgroup.hpp:521
+      const uint v1655 = v552 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
+      const uint v2741 = v550 << 6u;
+      const uint v2743 = v1655 + v2741;
+      iron_frag<half, 16, 16> v2750;
+      iron_frag_fill(v2750, half(half(0.0f)));
+      iron_frag_load<false>(v2750, shm3, long(v2743), long(64u));
+      iron_frag<half, 16, 128> v2752;
+      iron_frag_fill(v2752, half(half(0.0f)));
+      iron_frag_load<true>(v2752, shm4, long(0u), long(64u));
+      iron_frag_mma(v1588, v2750, v2752);
+      const uint v2754 = v2743 + 16u;
+      iron_frag<half, 16, 16> v2759;
+      iron_frag_fill(v2759, half(half(0.0f)));
+      iron_frag_load<false>(v2759, shm3, long(v2754), long(64u));
+      iron_frag<half, 16, 128> v2761;
+      iron_frag_fill(v2761, half(half(0.0f)));
+      iron_frag_load<true>(v2761, shm4, long(16u), long(64u));
+      iron_frag_mma(v1588, v2759, v2761);
+      const uint v2763 = v2743 + 32u;
+      iron_frag<half, 16, 16> v2768;
+      iron_frag_fill(v2768, half(half(0.0f)));
+      iron_frag_load<false>(v2768, shm3, long(v2763), long(64u));
+      iron_frag<half, 16, 128> v2770;
+      iron_frag_fill(v2770, half(half(0.0f)));
+      iron_frag_load<true>(v2770, shm4, long(32u), long(64u));
+      iron_frag_mma(v1588, v2768, v2770);
+      const uint v2772 = v2743 + 48u;
+      iron_frag<half, 16, 16> v2777;
+      iron_frag_fill(v2777, half(half(0.0f)));
+      iron_frag_load<false>(v2777, shm3, long(v2772), long(64u));
+      iron_frag<half, 16, 128> v2779;
+      iron_frag_fill(v2779, half(half(0.0f)));
+      iron_frag_load<true>(v2779, shm4, long(48u), long(64u));
+      iron_frag_mma(v1588, v2777, v2779);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
-  }
-  const uint v1541 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1542 = v429 + v1541;
-  const uint v1543 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1544 = v1455 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1546 = v347 && v1545;
-  const bool v1547 = v1544 < v1;
-  const bool v1548 = v1546 && v1547;
-  if (v1548) {
-    const float v1549 = v1463.m[0][0].thread_elements()[0];
-    const float v1550 = scale_b[v1544];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1551 = scale_a[v1542];
-    const float v1552 = v1549 * v1551;
-    const float v1553 = v1552 * v1550;
-    const bfloat v1554 = bfloat(v1553);
-    const uint v1555 = v1542 * v1;
-    const uint v1556 = v1555 + v1544;
-    out[v1556] = v1554;
-  }
-  const uint v1557 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1558 = v429 + v1557;
-  const uint v1559 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1560 = v1455 + v1559;
-  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1562 = v347 && v1561;
-  const bool v1563 = v1560 < v1;
-  const bool v1564 = v1562 && v1563;
-  if (v1564) {
-    const float v1565 = v1463.m[0][0].thread_elements()[1];
-    const float v1566 = scale_b[v1560];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1567 = scale_a[v1558];
-    const float v1568 = v1565 * v1567;
-    const float v1569 = v1568 * v1566;
-    const bfloat v1570 = bfloat(v1569);
-    const uint v1571 = v1558 * v1;
-    const uint v1572 = v1571 + v1560;
-    out[v1572] = v1570;
-  }
-  const uint v1573 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1574 = v429 + v1573;
-  const uint v1575 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1576 = v1455 + v1575;
-  const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1578 = v347 && v1577;
-  const bool v1579 = v1576 < v1;
-  const bool v1580 = v1578 && v1579;
-  if (v1580) {
-    const float v1581 = v1463.m[0][1].thread_elements()[0];
-    const float v1582 = scale_b[v1576];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1583 = scale_a[v1574];
-    const float v1584 = v1581 * v1583;
-    const float v1585 = v1584 * v1582;
-    const bfloat v1586 = bfloat(v1585);
-    const uint v1587 = v1574 * v1;
-    const uint v1588 = v1587 + v1576;
-    out[v1588] = v1586;
-  }
-  const uint v1589 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1590 = v429 + v1589;
-  const uint v1591 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1592 = v1455 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1594 = v347 && v1593;
-  const bool v1595 = v1592 < v1;
-  const bool v1596 = v1594 && v1595;
-  if (v1596) {
-    const float v1597 = v1463.m[0][1].thread_elements()[1];
-    const float v1598 = scale_b[v1592];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1599 = scale_a[v1590];
-    const float v1600 = v1597 * v1599;
-    const float v1601 = v1600 * v1598;
-    const bfloat v1602 = bfloat(v1601);
-    const uint v1603 = v1590 * v1;
-    const uint v1604 = v1603 + v1592;
-    out[v1604] = v1602;
-  }
-  const uint v1605 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1606 = v429 + v1605;
-  const uint v1607 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1608 = v1455 + v1607;
-  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1610 = v347 && v1609;
-  const bool v1611 = v1608 < v1;
-  const bool v1612 = v1610 && v1611;
-  if (v1612) {
-    const float v1613 = v1463.m[0][2].thread_elements()[0];
-    const float v1614 = scale_b[v1608];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1615 = scale_a[v1606];
-    const float v1616 = v1613 * v1615;
-    const float v1617 = v1616 * v1614;
-    const bfloat v1618 = bfloat(v1617);
-    const uint v1619 = v1606 * v1;
-    const uint v1620 = v1619 + v1608;
-    out[v1620] = v1618;
-  }
-  const uint v1621 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1622 = v429 + v1621;
-  const uint v1623 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1624 = v1455 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1626 = v347 && v1625;
-  const bool v1627 = v1624 < v1;
-  const bool v1628 = v1626 && v1627;
-  if (v1628) {
-    const float v1629 = v1463.m[0][2].thread_elements()[1];
-    const float v1630 = scale_b[v1624];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1631 = scale_a[v1622];
-    const float v1632 = v1629 * v1631;
-    const float v1633 = v1632 * v1630;
-    const bfloat v1634 = bfloat(v1633);
-    const uint v1635 = v1622 * v1;
-    const uint v1636 = v1635 + v1624;
-    out[v1636] = v1634;
-  }
-  const uint v1637 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1638 = v429 + v1637;
-  const uint v1639 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1640 = v1455 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1642 = v347 && v1641;
-  const bool v1643 = v1640 < v1;
-  const bool v1644 = v1642 && v1643;
-  if (v1644) {
-    const float v1645 = v1463.m[0][3].thread_elements()[0];
-    const float v1646 = scale_b[v1640];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1647 = scale_a[v1638];
-    const float v1648 = v1645 * v1647;
-    const float v1649 = v1648 * v1646;
-    const bfloat v1650 = bfloat(v1649);
-    const uint v1651 = v1638 * v1;
-    const uint v1652 = v1651 + v1640;
-    out[v1652] = v1650;
-  }
-  const uint v1653 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1654 = v429 + v1653;
-  const uint v1655 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1656 = v1455 + v1655;
-  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1658 = v347 && v1657;
-  const bool v1659 = v1656 < v1;
-  const bool v1660 = v1658 && v1659;
-  if (v1660) {
-    const float v1661 = v1463.m[0][3].thread_elements()[1];
-    const float v1662 = scale_b[v1656];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1663 = scale_a[v1654];
-    const float v1664 = v1661 * v1663;
-    const float v1665 = v1664 * v1662;
-    const bfloat v1666 = bfloat(v1665);
-    const uint v1667 = v1654 * v1;
-    const uint v1668 = v1667 + v1656;
-    out[v1668] = v1666;
-  }
-  const uint v1669 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1670 = v429 + v1669;
-  const uint v1671 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1672 = v1455 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1674 = v347 && v1673;
-  const bool v1675 = v1672 < v1;
-  const bool v1676 = v1674 && v1675;
-  if (v1676) {
-    const float v1677 = v1463.m[0][4].thread_elements()[0];
-    const float v1678 = scale_b[v1672];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1679 = scale_a[v1670];
-    const float v1680 = v1677 * v1679;
-    const float v1681 = v1680 * v1678;
-    const bfloat v1682 = bfloat(v1681);
-    const uint v1683 = v1670 * v1;
-    const uint v1684 = v1683 + v1672;
-    out[v1684] = v1682;
-  }
-  const uint v1685 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1686 = v429 + v1685;
-  const uint v1687 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1688 = v1455 + v1687;
-  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1690 = v347 && v1689;
-  const bool v1691 = v1688 < v1;
-  const bool v1692 = v1690 && v1691;
-  if (v1692) {
-    const float v1693 = v1463.m[0][4].thread_elements()[1];
-    const float v1694 = scale_b[v1688];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1695 = scale_a[v1686];
-    const float v1696 = v1693 * v1695;
-    const float v1697 = v1696 * v1694;
-    const bfloat v1698 = bfloat(v1697);
-    const uint v1699 = v1686 * v1;
-    const uint v1700 = v1699 + v1688;
-    out[v1700] = v1698;
-  }
-  const uint v1701 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1702 = v429 + v1701;
-  const uint v1703 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1704 = v1455 + v1703;
-  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1706 = v347 && v1705;
-  const bool v1707 = v1704 < v1;
-  const bool v1708 = v1706 && v1707;
-  if (v1708) {
-    const float v1709 = v1463.m[0][5].thread_elements()[0];
-    const float v1710 = scale_b[v1704];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1711 = scale_a[v1702];
-    const float v1712 = v1709 * v1711;
-    const float v1713 = v1712 * v1710;
-    const bfloat v1714 = bfloat(v1713);
-    const uint v1715 = v1702 * v1;
-    const uint v1716 = v1715 + v1704;
-    out[v1716] = v1714;
-  }
-  const uint v1717 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1718 = v429 + v1717;
-  const uint v1719 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1720 = v1455 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1722 = v347 && v1721;
-  const bool v1723 = v1720 < v1;
-  const bool v1724 = v1722 && v1723;
-  if (v1724) {
-    const float v1725 = v1463.m[0][5].thread_elements()[1];
-    const float v1726 = scale_b[v1720];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1727 = scale_a[v1718];
-    const float v1728 = v1725 * v1727;
-    const float v1729 = v1728 * v1726;
-    const bfloat v1730 = bfloat(v1729);
-    const uint v1731 = v1718 * v1;
-    const uint v1732 = v1731 + v1720;
-    out[v1732] = v1730;
-  }
-  const uint v1733 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1734 = v429 + v1733;
-  const uint v1735 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1736 = v1455 + v1735;
-  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1738 = v347 && v1737;
-  const bool v1739 = v1736 < v1;
-  const bool v1740 = v1738 && v1739;
-  if (v1740) {
-    const float v1741 = v1463.m[0][6].thread_elements()[0];
-    const float v1742 = scale_b[v1736];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1743 = scale_a[v1734];
-    const float v1744 = v1741 * v1743;
-    const float v1745 = v1744 * v1742;
-    const bfloat v1746 = bfloat(v1745);
-    const uint v1747 = v1734 * v1;
-    const uint v1748 = v1747 + v1736;
-    out[v1748] = v1746;
-  }
-  const uint v1749 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1750 = v429 + v1749;
-  const uint v1751 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1752 = v1455 + v1751;
-  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1754 = v347 && v1753;
-  const bool v1755 = v1752 < v1;
-  const bool v1756 = v1754 && v1755;
-  if (v1756) {
-    const float v1757 = v1463.m[0][6].thread_elements()[1];
-    const float v1758 = scale_b[v1752];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1759 = scale_a[v1750];
-    const float v1760 = v1757 * v1759;
-    const float v1761 = v1760 * v1758;
-    const bfloat v1762 = bfloat(v1761);
-    const uint v1763 = v1750 * v1;
-    const uint v1764 = v1763 + v1752;
-    out[v1764] = v1762;
-  }
-  const uint v1765 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1766 = v429 + v1765;
-  const uint v1767 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1768 = v1455 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1770 = v347 && v1769;
-  const bool v1771 = v1768 < v1;
-  const bool v1772 = v1770 && v1771;
-  if (v1772) {
-    const float v1773 = v1463.m[0][7].thread_elements()[0];
-    const float v1774 = scale_b[v1768];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1775 = scale_a[v1766];
-    const float v1776 = v1773 * v1775;
-    const float v1777 = v1776 * v1774;
-    const bfloat v1778 = bfloat(v1777);
-    const uint v1779 = v1766 * v1;
-    const uint v1780 = v1779 + v1768;
-    out[v1780] = v1778;
-  }
-  const uint v1781 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1782 = v429 + v1781;
-  const uint v1783 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1784 = v1455 + v1783;
-  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1786 = v347 && v1785;
-  const bool v1787 = v1784 < v1;
-  const bool v1788 = v1786 && v1787;
-  if (v1788) {
-    const float v1789 = v1463.m[0][7].thread_elements()[1];
-    const float v1790 = scale_b[v1784];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1791 = scale_a[v1782];
-    const float v1792 = v1789 * v1791;
-    const float v1793 = v1792 * v1790;
-    const bfloat v1794 = bfloat(v1793);
-    const uint v1795 = v1782 * v1;
-    const uint v1796 = v1795 + v1784;
-    out[v1796] = v1794;
-  }
-  const uint v1797 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1798 = v429 + v1797;
-  const uint v1799 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1800 = v1455 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1802 = v347 && v1801;
-  const bool v1803 = v1800 < v1;
-  const bool v1804 = v1802 && v1803;
-  if (v1804) {
-    const float v1805 = v1463.m[0][8].thread_elements()[0];
-    const float v1806 = scale_b[v1800];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1807 = scale_a[v1798];
-    const float v1808 = v1805 * v1807;
-    const float v1809 = v1808 * v1806;
-    const bfloat v1810 = bfloat(v1809);
-    const uint v1811 = v1798 * v1;
-    const uint v1812 = v1811 + v1800;
-    out[v1812] = v1810;
-  }
-  const uint v1813 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1814 = v429 + v1813;
-  const uint v1815 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1816 = v1455 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1818 = v347 && v1817;
-  const bool v1819 = v1816 < v1;
-  const bool v1820 = v1818 && v1819;
-  if (v1820) {
-    const float v1821 = v1463.m[0][8].thread_elements()[1];
-    const float v1822 = scale_b[v1816];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1823 = scale_a[v1814];
-    const float v1824 = v1821 * v1823;
-    const float v1825 = v1824 * v1822;
-    const bfloat v1826 = bfloat(v1825);
-    const uint v1827 = v1814 * v1;
-    const uint v1828 = v1827 + v1816;
-    out[v1828] = v1826;
-  }
-  const uint v1829 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1830 = v429 + v1829;
-  const uint v1831 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1832 = v1455 + v1831;
-  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1834 = v347 && v1833;
-  const bool v1835 = v1832 < v1;
-  const bool v1836 = v1834 && v1835;
-  if (v1836) {
-    const float v1837 = v1463.m[0][9].thread_elements()[0];
-    const float v1838 = scale_b[v1832];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1839 = scale_a[v1830];
-    const float v1840 = v1837 * v1839;
-    const float v1841 = v1840 * v1838;
-    const bfloat v1842 = bfloat(v1841);
-    const uint v1843 = v1830 * v1;
-    const uint v1844 = v1843 + v1832;
-    out[v1844] = v1842;
-  }
-  const uint v1845 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1846 = v429 + v1845;
-  const uint v1847 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1848 = v1455 + v1847;
-  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1850 = v347 && v1849;
-  const bool v1851 = v1848 < v1;
-  const bool v1852 = v1850 && v1851;
-  if (v1852) {
-    const float v1853 = v1463.m[0][9].thread_elements()[1];
-    const float v1854 = scale_b[v1848];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1855 = scale_a[v1846];
-    const float v1856 = v1853 * v1855;
-    const float v1857 = v1856 * v1854;
-    const bfloat v1858 = bfloat(v1857);
-    const uint v1859 = v1846 * v1;
-    const uint v1860 = v1859 + v1848;
-    out[v1860] = v1858;
-  }
-  const uint v1861 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1862 = v429 + v1861;
-  const uint v1863 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1864 = v1455 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1866 = v347 && v1865;
-  const bool v1867 = v1864 < v1;
-  const bool v1868 = v1866 && v1867;
-  if (v1868) {
-    const float v1869 = v1463.m[0][10].thread_elements()[0];
-    const float v1870 = scale_b[v1864];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1871 = scale_a[v1862];
-    const float v1872 = v1869 * v1871;
-    const float v1873 = v1872 * v1870;
-    const bfloat v1874 = bfloat(v1873);
-    const uint v1875 = v1862 * v1;
-    const uint v1876 = v1875 + v1864;
-    out[v1876] = v1874;
-  }
-  const uint v1877 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1878 = v429 + v1877;
-  const uint v1879 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1880 = v1455 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1882 = v347 && v1881;
-  const bool v1883 = v1880 < v1;
-  const bool v1884 = v1882 && v1883;
-  if (v1884) {
-    const float v1885 = v1463.m[0][10].thread_elements()[1];
-    const float v1886 = scale_b[v1880];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1887 = scale_a[v1878];
-    const float v1888 = v1885 * v1887;
-    const float v1889 = v1888 * v1886;
-    const bfloat v1890 = bfloat(v1889);
-    const uint v1891 = v1878 * v1;
-    const uint v1892 = v1891 + v1880;
-    out[v1892] = v1890;
-  }
-  const uint v1893 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1894 = v429 + v1893;
-  const uint v1895 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1896 = v1455 + v1895;
-  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1898 = v347 && v1897;
-  const bool v1899 = v1896 < v1;
-  const bool v1900 = v1898 && v1899;
-  if (v1900) {
-    const float v1901 = v1463.m[0][11].thread_elements()[0];
-    const float v1902 = scale_b[v1896];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1903 = scale_a[v1894];
-    const float v1904 = v1901 * v1903;
-    const float v1905 = v1904 * v1902;
-    const bfloat v1906 = bfloat(v1905);
-    const uint v1907 = v1894 * v1;
-    const uint v1908 = v1907 + v1896;
-    out[v1908] = v1906;
-  }
-  const uint v1909 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1910 = v429 + v1909;
-  const uint v1911 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1912 = v1455 + v1911;
-  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1914 = v347 && v1913;
-  const bool v1915 = v1912 < v1;
-  const bool v1916 = v1914 && v1915;
-  if (v1916) {
-    const float v1917 = v1463.m[0][11].thread_elements()[1];
-    const float v1918 = scale_b[v1912];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1919 = scale_a[v1910];
-    const float v1920 = v1917 * v1919;
-    const float v1921 = v1920 * v1918;
-    const bfloat v1922 = bfloat(v1921);
-    const uint v1923 = v1910 * v1;
-    const uint v1924 = v1923 + v1912;
-    out[v1924] = v1922;
-  }
-  const uint v1925 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1926 = v429 + v1925;
-  const uint v1927 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1928 = v1455 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1930 = v347 && v1929;
-  const bool v1931 = v1928 < v1;
-  const bool v1932 = v1930 && v1931;
-  if (v1932) {
-    const float v1933 = v1463.m[0][12].thread_elements()[0];
-    const float v1934 = scale_b[v1928];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1935 = scale_a[v1926];
-    const float v1936 = v1933 * v1935;
-    const float v1937 = v1936 * v1934;
-    const bfloat v1938 = bfloat(v1937);
-    const uint v1939 = v1926 * v1;
-    const uint v1940 = v1939 + v1928;
-    out[v1940] = v1938;
-  }
-  const uint v1941 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1942 = v429 + v1941;
-  const uint v1943 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1944 = v1455 + v1943;
-  const bool v1945 = v1942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1946 = v347 && v1945;
-  const bool v1947 = v1944 < v1;
-  const bool v1948 = v1946 && v1947;
-  if (v1948) {
-    const float v1949 = v1463.m[0][12].thread_elements()[1];
-    const float v1950 = scale_b[v1944];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1951 = scale_a[v1942];
-    const float v1952 = v1949 * v1951;
-    const float v1953 = v1952 * v1950;
-    const bfloat v1954 = bfloat(v1953);
-    const uint v1955 = v1942 * v1;
-    const uint v1956 = v1955 + v1944;
-    out[v1956] = v1954;
-  }
-  const uint v1957 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1958 = v429 + v1957;
-  const uint v1959 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1960 = v1455 + v1959;
-  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1962 = v347 && v1961;
-  const bool v1963 = v1960 < v1;
-  const bool v1964 = v1962 && v1963;
-  if (v1964) {
-    const float v1965 = v1463.m[0][13].thread_elements()[0];
-    const float v1966 = scale_b[v1960];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1967 = scale_a[v1958];
-    const float v1968 = v1965 * v1967;
-    const float v1969 = v1968 * v1966;
-    const bfloat v1970 = bfloat(v1969);
-    const uint v1971 = v1958 * v1;
-    const uint v1972 = v1971 + v1960;
-    out[v1972] = v1970;
-  }
-  const uint v1973 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1974 = v429 + v1973;
-  const uint v1975 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1976 = v1455 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1978 = v347 && v1977;
-  const bool v1979 = v1976 < v1;
-  const bool v1980 = v1978 && v1979;
-  if (v1980) {
-    const float v1981 = v1463.m[0][13].thread_elements()[1];
-    const float v1982 = scale_b[v1976];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1983 = scale_a[v1974];
-    const float v1984 = v1981 * v1983;
-    const float v1985 = v1984 * v1982;
-    const bfloat v1986 = bfloat(v1985);
-    const uint v1987 = v1974 * v1;
-    const uint v1988 = v1987 + v1976;
-    out[v1988] = v1986;
-  }
-  const uint v1989 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1990 = v429 + v1989;
-  const uint v1991 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1992 = v1455 + v1991;
-  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1994 = v347 && v1993;
-  const bool v1995 = v1992 < v1;
-  const bool v1996 = v1994 && v1995;
-  if (v1996) {
-    const float v1997 = v1463.m[0][14].thread_elements()[0];
-    const float v1998 = scale_b[v1992];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1999 = scale_a[v1990];
-    const float v2000 = v1997 * v1999;
-    const float v2001 = v2000 * v1998;
-    const bfloat v2002 = bfloat(v2001);
-    const uint v2003 = v1990 * v1;
-    const uint v2004 = v2003 + v1992;
-    out[v2004] = v2002;
-  }
-  const uint v2005 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2006 = v429 + v2005;
-  const uint v2007 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2008 = v1455 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2010 = v347 && v2009;
-  const bool v2011 = v2008 < v1;
-  const bool v2012 = v2010 && v2011;
-  if (v2012) {
-    const float v2013 = v1463.m[0][14].thread_elements()[1];
-    const float v2014 = scale_b[v2008];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2015 = scale_a[v2006];
-    const float v2016 = v2013 * v2015;
-    const float v2017 = v2016 * v2014;
-    const bfloat v2018 = bfloat(v2017);
-    const uint v2019 = v2006 * v1;
-    const uint v2020 = v2019 + v2008;
-    out[v2020] = v2018;
-  }
-  const uint v2021 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2022 = v429 + v2021;
-  const uint v2023 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2024 = v1455 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2026 = v347 && v2025;
-  const bool v2027 = v2024 < v1;
-  const bool v2028 = v2026 && v2027;
-  if (v2028) {
-    const float v2029 = v1463.m[0][15].thread_elements()[0];
-    const float v2030 = scale_b[v2024];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2031 = scale_a[v2022];
-    const float v2032 = v2029 * v2031;
-    const float v2033 = v2032 * v2030;
-    const bfloat v2034 = bfloat(v2033);
-    const uint v2035 = v2022 * v1;
-    const uint v2036 = v2035 + v2024;
-    out[v2036] = v2034;
-  }
-  const uint v2037 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2038 = v429 + v2037;
-  const uint v2039 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2040 = v1455 + v2039;
-  const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2042 = v347 && v2041;
-  const bool v2043 = v2040 < v1;
-  const bool v2044 = v2042 && v2043;
-  if (v2044) {
-    const float v2045 = v1463.m[0][15].thread_elements()[1];
-    const float v2046 = scale_b[v2040];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2047 = scale_a[v2038];
-    const float v2048 = v2045 * v2047;
-    const float v2049 = v2048 * v2046;
-    const bfloat v2050 = bfloat(v2049);
-    const uint v2051 = v2038 * v1;
-    const uint v2052 = v2051 + v2040;
-    out[v2052] = v2050;
-  }
-  const uint v2053 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2054 = v429 + v2053;
-  const uint v2055 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2056 = v1455 + v2055;
-  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2058 = v347 && v2057;
-  const bool v2059 = v2056 < v1;
-  const bool v2060 = v2058 && v2059;
-  if (v2060) {
-    const float v2061 = v1463.m[1][0].thread_elements()[0];
-    const float v2062 = scale_b[v2056];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2063 = scale_a[v2054];
-    const float v2064 = v2061 * v2063;
-    const float v2065 = v2064 * v2062;
-    const bfloat v2066 = bfloat(v2065);
-    const uint v2067 = v2054 * v1;
-    const uint v2068 = v2067 + v2056;
-    out[v2068] = v2066;
-  }
-  const uint v2069 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2070 = v429 + v2069;
-  const uint v2071 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2072 = v1455 + v2071;
-  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2074 = v347 && v2073;
-  const bool v2075 = v2072 < v1;
-  const bool v2076 = v2074 && v2075;
-  if (v2076) {
-    const float v2077 = v1463.m[1][0].thread_elements()[1];
-    const float v2078 = scale_b[v2072];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2079 = scale_a[v2070];
-    const float v2080 = v2077 * v2079;
-    const float v2081 = v2080 * v2078;
-    const bfloat v2082 = bfloat(v2081);
-    const uint v2083 = v2070 * v1;
-    const uint v2084 = v2083 + v2072;
-    out[v2084] = v2082;
-  }
-  const uint v2085 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2086 = v429 + v2085;
-  const uint v2087 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2088 = v1455 + v2087;
-  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2090 = v347 && v2089;
-  const bool v2091 = v2088 < v1;
-  const bool v2092 = v2090 && v2091;
-  if (v2092) {
-    const float v2093 = v1463.m[1][1].thread_elements()[0];
-    const float v2094 = scale_b[v2088];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2095 = scale_a[v2086];
-    const float v2096 = v2093 * v2095;
-    const float v2097 = v2096 * v2094;
-    const bfloat v2098 = bfloat(v2097);
-    const uint v2099 = v2086 * v1;
-    const uint v2100 = v2099 + v2088;
-    out[v2100] = v2098;
-  }
-  const uint v2101 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2102 = v429 + v2101;
-  const uint v2103 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2104 = v1455 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2106 = v347 && v2105;
-  const bool v2107 = v2104 < v1;
-  const bool v2108 = v2106 && v2107;
-  if (v2108) {
-    const float v2109 = v1463.m[1][1].thread_elements()[1];
-    const float v2110 = scale_b[v2104];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2111 = scale_a[v2102];
-    const float v2112 = v2109 * v2111;
-    const float v2113 = v2112 * v2110;
-    const bfloat v2114 = bfloat(v2113);
-    const uint v2115 = v2102 * v1;
-    const uint v2116 = v2115 + v2104;
-    out[v2116] = v2114;
-  }
-  const uint v2117 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2118 = v429 + v2117;
-  const uint v2119 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2120 = v1455 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2122 = v347 && v2121;
-  const bool v2123 = v2120 < v1;
-  const bool v2124 = v2122 && v2123;
-  if (v2124) {
-    const float v2125 = v1463.m[1][2].thread_elements()[0];
-    const float v2126 = scale_b[v2120];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2127 = scale_a[v2118];
-    const float v2128 = v2125 * v2127;
-    const float v2129 = v2128 * v2126;
-    const bfloat v2130 = bfloat(v2129);
-    const uint v2131 = v2118 * v1;
-    const uint v2132 = v2131 + v2120;
-    out[v2132] = v2130;
-  }
-  const uint v2133 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2134 = v429 + v2133;
-  const uint v2135 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2136 = v1455 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2138 = v347 && v2137;
-  const bool v2139 = v2136 < v1;
-  const bool v2140 = v2138 && v2139;
-  if (v2140) {
-    const float v2141 = v1463.m[1][2].thread_elements()[1];
-    const float v2142 = scale_b[v2136];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2143 = scale_a[v2134];
-    const float v2144 = v2141 * v2143;
-    const float v2145 = v2144 * v2142;
-    const bfloat v2146 = bfloat(v2145);
-    const uint v2147 = v2134 * v1;
-    const uint v2148 = v2147 + v2136;
-    out[v2148] = v2146;
-  }
-  const uint v2149 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2150 = v429 + v2149;
-  const uint v2151 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2152 = v1455 + v2151;
-  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2154 = v347 && v2153;
-  const bool v2155 = v2152 < v1;
-  const bool v2156 = v2154 && v2155;
-  if (v2156) {
-    const float v2157 = v1463.m[1][3].thread_elements()[0];
-    const float v2158 = scale_b[v2152];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2159 = scale_a[v2150];
-    const float v2160 = v2157 * v2159;
-    const float v2161 = v2160 * v2158;
-    const bfloat v2162 = bfloat(v2161);
-    const uint v2163 = v2150 * v1;
-    const uint v2164 = v2163 + v2152;
-    out[v2164] = v2162;
-  }
-  const uint v2165 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2166 = v429 + v2165;
-  const uint v2167 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2168 = v1455 + v2167;
-  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2170 = v347 && v2169;
-  const bool v2171 = v2168 < v1;
-  const bool v2172 = v2170 && v2171;
-  if (v2172) {
-    const float v2173 = v1463.m[1][3].thread_elements()[1];
-    const float v2174 = scale_b[v2168];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2175 = scale_a[v2166];
-    const float v2176 = v2173 * v2175;
-    const float v2177 = v2176 * v2174;
-    const bfloat v2178 = bfloat(v2177);
-    const uint v2179 = v2166 * v1;
-    const uint v2180 = v2179 + v2168;
-    out[v2180] = v2178;
-  }
-  const uint v2181 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2182 = v429 + v2181;
-  const uint v2183 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2184 = v1455 + v2183;
-  const bool v2185 = v2182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2186 = v347 && v2185;
-  const bool v2187 = v2184 < v1;
-  const bool v2188 = v2186 && v2187;
-  if (v2188) {
-    const float v2189 = v1463.m[1][4].thread_elements()[0];
-    const float v2190 = scale_b[v2184];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2191 = scale_a[v2182];
-    const float v2192 = v2189 * v2191;
-    const float v2193 = v2192 * v2190;
-    const bfloat v2194 = bfloat(v2193);
-    const uint v2195 = v2182 * v1;
-    const uint v2196 = v2195 + v2184;
-    out[v2196] = v2194;
-  }
-  const uint v2197 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2198 = v429 + v2197;
-  const uint v2199 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2200 = v1455 + v2199;
-  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2202 = v347 && v2201;
-  const bool v2203 = v2200 < v1;
-  const bool v2204 = v2202 && v2203;
-  if (v2204) {
-    const float v2205 = v1463.m[1][4].thread_elements()[1];
-    const float v2206 = scale_b[v2200];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2207 = scale_a[v2198];
-    const float v2208 = v2205 * v2207;
-    const float v2209 = v2208 * v2206;
-    const bfloat v2210 = bfloat(v2209);
-    const uint v2211 = v2198 * v1;
-    const uint v2212 = v2211 + v2200;
-    out[v2212] = v2210;
-  }
-  const uint v2213 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2214 = v429 + v2213;
-  const uint v2215 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2216 = v1455 + v2215;
-  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2218 = v347 && v2217;
-  const bool v2219 = v2216 < v1;
-  const bool v2220 = v2218 && v2219;
-  if (v2220) {
-    const float v2221 = v1463.m[1][5].thread_elements()[0];
-    const float v2222 = scale_b[v2216];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2223 = scale_a[v2214];
-    const float v2224 = v2221 * v2223;
-    const float v2225 = v2224 * v2222;
-    const bfloat v2226 = bfloat(v2225);
-    const uint v2227 = v2214 * v1;
-    const uint v2228 = v2227 + v2216;
-    out[v2228] = v2226;
-  }
-  const uint v2229 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2230 = v429 + v2229;
-  const uint v2231 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2232 = v1455 + v2231;
-  const bool v2233 = v2230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2234 = v347 && v2233;
-  const bool v2235 = v2232 < v1;
-  const bool v2236 = v2234 && v2235;
-  if (v2236) {
-    const float v2237 = v1463.m[1][5].thread_elements()[1];
-    const float v2238 = scale_b[v2232];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2239 = scale_a[v2230];
-    const float v2240 = v2237 * v2239;
-    const float v2241 = v2240 * v2238;
-    const bfloat v2242 = bfloat(v2241);
-    const uint v2243 = v2230 * v1;
-    const uint v2244 = v2243 + v2232;
-    out[v2244] = v2242;
-  }
-  const uint v2245 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2246 = v429 + v2245;
-  const uint v2247 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2248 = v1455 + v2247;
-  const bool v2249 = v2246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2250 = v347 && v2249;
-  const bool v2251 = v2248 < v1;
-  const bool v2252 = v2250 && v2251;
-  if (v2252) {
-    const float v2253 = v1463.m[1][6].thread_elements()[0];
-    const float v2254 = scale_b[v2248];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2255 = scale_a[v2246];
-    const float v2256 = v2253 * v2255;
-    const float v2257 = v2256 * v2254;
-    const bfloat v2258 = bfloat(v2257);
-    const uint v2259 = v2246 * v1;
-    const uint v2260 = v2259 + v2248;
-    out[v2260] = v2258;
-  }
-  const uint v2261 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2262 = v429 + v2261;
-  const uint v2263 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2264 = v1455 + v2263;
-  const bool v2265 = v2262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2266 = v347 && v2265;
-  const bool v2267 = v2264 < v1;
-  const bool v2268 = v2266 && v2267;
-  if (v2268) {
-    const float v2269 = v1463.m[1][6].thread_elements()[1];
-    const float v2270 = scale_b[v2264];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2271 = scale_a[v2262];
-    const float v2272 = v2269 * v2271;
-    const float v2273 = v2272 * v2270;
-    const bfloat v2274 = bfloat(v2273);
-    const uint v2275 = v2262 * v1;
-    const uint v2276 = v2275 + v2264;
-    out[v2276] = v2274;
-  }
-  const uint v2277 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2278 = v429 + v2277;
-  const uint v2279 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2280 = v1455 + v2279;
-  const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2282 = v347 && v2281;
-  const bool v2283 = v2280 < v1;
-  const bool v2284 = v2282 && v2283;
-  if (v2284) {
-    const float v2285 = v1463.m[1][7].thread_elements()[0];
-    const float v2286 = scale_b[v2280];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2287 = scale_a[v2278];
-    const float v2288 = v2285 * v2287;
-    const float v2289 = v2288 * v2286;
-    const bfloat v2290 = bfloat(v2289);
-    const uint v2291 = v2278 * v1;
-    const uint v2292 = v2291 + v2280;
-    out[v2292] = v2290;
-  }
-  const uint v2293 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2294 = v429 + v2293;
-  const uint v2295 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2296 = v1455 + v2295;
-  const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2298 = v347 && v2297;
-  const bool v2299 = v2296 < v1;
-  const bool v2300 = v2298 && v2299;
-  if (v2300) {
-    const float v2301 = v1463.m[1][7].thread_elements()[1];
-    const float v2302 = scale_b[v2296];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2303 = scale_a[v2294];
-    const float v2304 = v2301 * v2303;
-    const float v2305 = v2304 * v2302;
-    const bfloat v2306 = bfloat(v2305);
-    const uint v2307 = v2294 * v1;
-    const uint v2308 = v2307 + v2296;
-    out[v2308] = v2306;
-  }
-  const uint v2309 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2310 = v429 + v2309;
-  const uint v2311 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2312 = v1455 + v2311;
-  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2314 = v347 && v2313;
-  const bool v2315 = v2312 < v1;
-  const bool v2316 = v2314 && v2315;
-  if (v2316) {
-    const float v2317 = v1463.m[1][8].thread_elements()[0];
-    const float v2318 = scale_b[v2312];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2319 = scale_a[v2310];
-    const float v2320 = v2317 * v2319;
-    const float v2321 = v2320 * v2318;
-    const bfloat v2322 = bfloat(v2321);
-    const uint v2323 = v2310 * v1;
-    const uint v2324 = v2323 + v2312;
-    out[v2324] = v2322;
-  }
-  const uint v2325 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2326 = v429 + v2325;
-  const uint v2327 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2328 = v1455 + v2327;
-  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2330 = v347 && v2329;
-  const bool v2331 = v2328 < v1;
-  const bool v2332 = v2330 && v2331;
-  if (v2332) {
-    const float v2333 = v1463.m[1][8].thread_elements()[1];
-    const float v2334 = scale_b[v2328];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2335 = scale_a[v2326];
-    const float v2336 = v2333 * v2335;
-    const float v2337 = v2336 * v2334;
-    const bfloat v2338 = bfloat(v2337);
-    const uint v2339 = v2326 * v1;
-    const uint v2340 = v2339 + v2328;
-    out[v2340] = v2338;
-  }
-  const uint v2341 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2342 = v429 + v2341;
-  const uint v2343 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2344 = v1455 + v2343;
-  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2346 = v347 && v2345;
-  const bool v2347 = v2344 < v1;
-  const bool v2348 = v2346 && v2347;
-  if (v2348) {
-    const float v2349 = v1463.m[1][9].thread_elements()[0];
-    const float v2350 = scale_b[v2344];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2351 = scale_a[v2342];
-    const float v2352 = v2349 * v2351;
-    const float v2353 = v2352 * v2350;
-    const bfloat v2354 = bfloat(v2353);
-    const uint v2355 = v2342 * v1;
-    const uint v2356 = v2355 + v2344;
-    out[v2356] = v2354;
-  }
-  const uint v2357 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2358 = v429 + v2357;
-  const uint v2359 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2360 = v1455 + v2359;
-  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2362 = v347 && v2361;
-  const bool v2363 = v2360 < v1;
-  const bool v2364 = v2362 && v2363;
-  if (v2364) {
-    const float v2365 = v1463.m[1][9].thread_elements()[1];
-    const float v2366 = scale_b[v2360];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2367 = scale_a[v2358];
-    const float v2368 = v2365 * v2367;
-    const float v2369 = v2368 * v2366;
-    const bfloat v2370 = bfloat(v2369);
-    const uint v2371 = v2358 * v1;
-    const uint v2372 = v2371 + v2360;
-    out[v2372] = v2370;
-  }
-  const uint v2373 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2374 = v429 + v2373;
-  const uint v2375 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2376 = v1455 + v2375;
-  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2378 = v347 && v2377;
-  const bool v2379 = v2376 < v1;
-  const bool v2380 = v2378 && v2379;
-  if (v2380) {
-    const float v2381 = v1463.m[1][10].thread_elements()[0];
-    const float v2382 = scale_b[v2376];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2383 = scale_a[v2374];
-    const float v2384 = v2381 * v2383;
-    const float v2385 = v2384 * v2382;
-    const bfloat v2386 = bfloat(v2385);
-    const uint v2387 = v2374 * v1;
-    const uint v2388 = v2387 + v2376;
-    out[v2388] = v2386;
-  }
-  const uint v2389 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2390 = v429 + v2389;
-  const uint v2391 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2392 = v1455 + v2391;
-  const bool v2393 = v2390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2394 = v347 && v2393;
-  const bool v2395 = v2392 < v1;
-  const bool v2396 = v2394 && v2395;
-  if (v2396) {
-    const float v2397 = v1463.m[1][10].thread_elements()[1];
-    const float v2398 = scale_b[v2392];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2399 = scale_a[v2390];
-    const float v2400 = v2397 * v2399;
-    const float v2401 = v2400 * v2398;
-    const bfloat v2402 = bfloat(v2401);
-    const uint v2403 = v2390 * v1;
-    const uint v2404 = v2403 + v2392;
-    out[v2404] = v2402;
-  }
-  const uint v2405 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2406 = v429 + v2405;
-  const uint v2407 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2408 = v1455 + v2407;
-  const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2410 = v347 && v2409;
-  const bool v2411 = v2408 < v1;
-  const bool v2412 = v2410 && v2411;
-  if (v2412) {
-    const float v2413 = v1463.m[1][11].thread_elements()[0];
-    const float v2414 = scale_b[v2408];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2415 = scale_a[v2406];
-    const float v2416 = v2413 * v2415;
-    const float v2417 = v2416 * v2414;
-    const bfloat v2418 = bfloat(v2417);
-    const uint v2419 = v2406 * v1;
-    const uint v2420 = v2419 + v2408;
-    out[v2420] = v2418;
-  }
-  const uint v2421 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2422 = v429 + v2421;
-  const uint v2423 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2424 = v1455 + v2423;
-  const bool v2425 = v2422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2426 = v347 && v2425;
-  const bool v2427 = v2424 < v1;
-  const bool v2428 = v2426 && v2427;
-  if (v2428) {
-    const float v2429 = v1463.m[1][11].thread_elements()[1];
-    const float v2430 = scale_b[v2424];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2431 = scale_a[v2422];
-    const float v2432 = v2429 * v2431;
-    const float v2433 = v2432 * v2430;
-    const bfloat v2434 = bfloat(v2433);
-    const uint v2435 = v2422 * v1;
-    const uint v2436 = v2435 + v2424;
-    out[v2436] = v2434;
-  }
-  const uint v2437 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2438 = v429 + v2437;
-  const uint v2439 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2440 = v1455 + v2439;
-  const bool v2441 = v2438 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2442 = v347 && v2441;
-  const bool v2443 = v2440 < v1;
-  const bool v2444 = v2442 && v2443;
-  if (v2444) {
-    const float v2445 = v1463.m[1][12].thread_elements()[0];
-    const float v2446 = scale_b[v2440];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2447 = scale_a[v2438];
-    const float v2448 = v2445 * v2447;
-    const float v2449 = v2448 * v2446;
-    const bfloat v2450 = bfloat(v2449);
-    const uint v2451 = v2438 * v1;
-    const uint v2452 = v2451 + v2440;
-    out[v2452] = v2450;
-  }
-  const uint v2453 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2454 = v429 + v2453;
-  const uint v2455 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2456 = v1455 + v2455;
-  const bool v2457 = v2454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2458 = v347 && v2457;
-  const bool v2459 = v2456 < v1;
-  const bool v2460 = v2458 && v2459;
-  if (v2460) {
-    const float v2461 = v1463.m[1][12].thread_elements()[1];
-    const float v2462 = scale_b[v2456];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2463 = scale_a[v2454];
-    const float v2464 = v2461 * v2463;
-    const float v2465 = v2464 * v2462;
-    const bfloat v2466 = bfloat(v2465);
-    const uint v2467 = v2454 * v1;
-    const uint v2468 = v2467 + v2456;
-    out[v2468] = v2466;
-  }
-  const uint v2469 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2470 = v429 + v2469;
-  const uint v2471 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2472 = v1455 + v2471;
-  const bool v2473 = v2470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2474 = v347 && v2473;
-  const bool v2475 = v2472 < v1;
-  const bool v2476 = v2474 && v2475;
-  if (v2476) {
-    const float v2477 = v1463.m[1][13].thread_elements()[0];
-    const float v2478 = scale_b[v2472];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2479 = scale_a[v2470];
-    const float v2480 = v2477 * v2479;
-    const float v2481 = v2480 * v2478;
-    const bfloat v2482 = bfloat(v2481);
-    const uint v2483 = v2470 * v1;
-    const uint v2484 = v2483 + v2472;
-    out[v2484] = v2482;
-  }
-  const uint v2485 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2486 = v429 + v2485;
-  const uint v2487 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2488 = v1455 + v2487;
-  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2490 = v347 && v2489;
-  const bool v2491 = v2488 < v1;
-  const bool v2492 = v2490 && v2491;
-  if (v2492) {
-    const float v2493 = v1463.m[1][13].thread_elements()[1];
-    const float v2494 = scale_b[v2488];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2495 = scale_a[v2486];
-    const float v2496 = v2493 * v2495;
-    const float v2497 = v2496 * v2494;
-    const bfloat v2498 = bfloat(v2497);
-    const uint v2499 = v2486 * v1;
-    const uint v2500 = v2499 + v2488;
-    out[v2500] = v2498;
-  }
-  const uint v2501 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2502 = v429 + v2501;
-  const uint v2503 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2504 = v1455 + v2503;
-  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2506 = v347 && v2505;
-  const bool v2507 = v2504 < v1;
-  const bool v2508 = v2506 && v2507;
-  if (v2508) {
-    const float v2509 = v1463.m[1][14].thread_elements()[0];
-    const float v2510 = scale_b[v2504];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2511 = scale_a[v2502];
-    const float v2512 = v2509 * v2511;
-    const float v2513 = v2512 * v2510;
-    const bfloat v2514 = bfloat(v2513);
-    const uint v2515 = v2502 * v1;
-    const uint v2516 = v2515 + v2504;
-    out[v2516] = v2514;
-  }
-  const uint v2517 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2518 = v429 + v2517;
-  const uint v2519 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2520 = v1455 + v2519;
-  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2522 = v347 && v2521;
-  const bool v2523 = v2520 < v1;
-  const bool v2524 = v2522 && v2523;
-  if (v2524) {
-    const float v2525 = v1463.m[1][14].thread_elements()[1];
-    const float v2526 = scale_b[v2520];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2527 = scale_a[v2518];
-    const float v2528 = v2525 * v2527;
-    const float v2529 = v2528 * v2526;
-    const bfloat v2530 = bfloat(v2529);
-    const uint v2531 = v2518 * v1;
-    const uint v2532 = v2531 + v2520;
-    out[v2532] = v2530;
-  }
-  const uint v2533 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2534 = v429 + v2533;
-  const uint v2535 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2536 = v1455 + v2535;
-  const bool v2537 = v2534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2538 = v347 && v2537;
-  const bool v2539 = v2536 < v1;
-  const bool v2540 = v2538 && v2539;
-  if (v2540) {
-    const float v2541 = v1463.m[1][15].thread_elements()[0];
-    const float v2542 = scale_b[v2536];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2543 = scale_a[v2534];
-    const float v2544 = v2541 * v2543;
-    const float v2545 = v2544 * v2542;
-    const bfloat v2546 = bfloat(v2545);
-    const uint v2547 = v2534 * v1;
-    const uint v2548 = v2547 + v2536;
-    out[v2548] = v2546;
-  }
-  const uint v2549 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2550 = v429 + v2549;
-  const uint v2551 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2552 = v1455 + v2551;
-  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2554 = v347 && v2553;
-  const bool v2555 = v2552 < v1;
-  const bool v2556 = v2554 && v2555;
-  if (v2556) {
-    const float v2557 = v1463.m[1][15].thread_elements()[1];
-    const float v2558 = scale_b[v2552];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2559 = scale_a[v2550];
-    const float v2560 = v2557 * v2559;
-    const float v2561 = v2560 * v2558;
-    const bfloat v2562 = bfloat(v2561);
-    const uint v2563 = v2550 * v1;
-    const uint v2564 = v2563 + v2552;
-    out[v2564] = v2562;
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
+  }
+  const uint v1666 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1667 = v554 + v1666;
+  const uint v1668 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1669 = v1580 + v1668;
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1671 = v472 && v1670;
+  const bool v1672 = v1669 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v1588.m[0][0].thread_elements()[0];
+    const float v1675 = scale_b[v1669];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1676 = scale_a[v1667];
+    const float v1677 = v1674 * v1676;
+    const float v1678 = v1677 * v1675;
+    const bfloat v1679 = bfloat(v1678);
+    const uint v1680 = v1667 * v1;
+    const uint v1681 = v1680 + v1669;
+    out[v1681] = v1679;
+  }
+  const uint v1682 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1683 = v554 + v1682;
+  const uint v1684 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1685 = v1580 + v1684;
+  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1687 = v472 && v1686;
+  const bool v1688 = v1685 < v1;
+  const bool v1689 = v1687 && v1688;
+  if (v1689) {
+    const float v1690 = v1588.m[0][0].thread_elements()[1];
+    const float v1691 = scale_b[v1685];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1692 = scale_a[v1683];
+    const float v1693 = v1690 * v1692;
+    const float v1694 = v1693 * v1691;
+    const bfloat v1695 = bfloat(v1694);
+    const uint v1696 = v1683 * v1;
+    const uint v1697 = v1696 + v1685;
+    out[v1697] = v1695;
+  }
+  const uint v1698 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1699 = v554 + v1698;
+  const uint v1700 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1701 = v1580 + v1700;
+  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1703 = v472 && v1702;
+  const bool v1704 = v1701 < v1;
+  const bool v1705 = v1703 && v1704;
+  if (v1705) {
+    const float v1706 = v1588.m[0][1].thread_elements()[0];
+    const float v1707 = scale_b[v1701];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1708 = scale_a[v1699];
+    const float v1709 = v1706 * v1708;
+    const float v1710 = v1709 * v1707;
+    const bfloat v1711 = bfloat(v1710);
+    const uint v1712 = v1699 * v1;
+    const uint v1713 = v1712 + v1701;
+    out[v1713] = v1711;
+  }
+  const uint v1714 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1715 = v554 + v1714;
+  const uint v1716 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1717 = v1580 + v1716;
+  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1719 = v472 && v1718;
+  const bool v1720 = v1717 < v1;
+  const bool v1721 = v1719 && v1720;
+  if (v1721) {
+    const float v1722 = v1588.m[0][1].thread_elements()[1];
+    const float v1723 = scale_b[v1717];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1724 = scale_a[v1715];
+    const float v1725 = v1722 * v1724;
+    const float v1726 = v1725 * v1723;
+    const bfloat v1727 = bfloat(v1726);
+    const uint v1728 = v1715 * v1;
+    const uint v1729 = v1728 + v1717;
+    out[v1729] = v1727;
+  }
+  const uint v1730 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1731 = v554 + v1730;
+  const uint v1732 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1733 = v1580 + v1732;
+  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1735 = v472 && v1734;
+  const bool v1736 = v1733 < v1;
+  const bool v1737 = v1735 && v1736;
+  if (v1737) {
+    const float v1738 = v1588.m[0][2].thread_elements()[0];
+    const float v1739 = scale_b[v1733];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1740 = scale_a[v1731];
+    const float v1741 = v1738 * v1740;
+    const float v1742 = v1741 * v1739;
+    const bfloat v1743 = bfloat(v1742);
+    const uint v1744 = v1731 * v1;
+    const uint v1745 = v1744 + v1733;
+    out[v1745] = v1743;
+  }
+  const uint v1746 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1747 = v554 + v1746;
+  const uint v1748 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1749 = v1580 + v1748;
+  const bool v1750 = v1747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1751 = v472 && v1750;
+  const bool v1752 = v1749 < v1;
+  const bool v1753 = v1751 && v1752;
+  if (v1753) {
+    const float v1754 = v1588.m[0][2].thread_elements()[1];
+    const float v1755 = scale_b[v1749];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1756 = scale_a[v1747];
+    const float v1757 = v1754 * v1756;
+    const float v1758 = v1757 * v1755;
+    const bfloat v1759 = bfloat(v1758);
+    const uint v1760 = v1747 * v1;
+    const uint v1761 = v1760 + v1749;
+    out[v1761] = v1759;
+  }
+  const uint v1762 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1763 = v554 + v1762;
+  const uint v1764 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1765 = v1580 + v1764;
+  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1767 = v472 && v1766;
+  const bool v1768 = v1765 < v1;
+  const bool v1769 = v1767 && v1768;
+  if (v1769) {
+    const float v1770 = v1588.m[0][3].thread_elements()[0];
+    const float v1771 = scale_b[v1765];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1772 = scale_a[v1763];
+    const float v1773 = v1770 * v1772;
+    const float v1774 = v1773 * v1771;
+    const bfloat v1775 = bfloat(v1774);
+    const uint v1776 = v1763 * v1;
+    const uint v1777 = v1776 + v1765;
+    out[v1777] = v1775;
+  }
+  const uint v1778 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1779 = v554 + v1778;
+  const uint v1780 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1781 = v1580 + v1780;
+  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1783 = v472 && v1782;
+  const bool v1784 = v1781 < v1;
+  const bool v1785 = v1783 && v1784;
+  if (v1785) {
+    const float v1786 = v1588.m[0][3].thread_elements()[1];
+    const float v1787 = scale_b[v1781];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1788 = scale_a[v1779];
+    const float v1789 = v1786 * v1788;
+    const float v1790 = v1789 * v1787;
+    const bfloat v1791 = bfloat(v1790);
+    const uint v1792 = v1779 * v1;
+    const uint v1793 = v1792 + v1781;
+    out[v1793] = v1791;
+  }
+  const uint v1794 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1795 = v554 + v1794;
+  const uint v1796 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1797 = v1580 + v1796;
+  const bool v1798 = v1795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1799 = v472 && v1798;
+  const bool v1800 = v1797 < v1;
+  const bool v1801 = v1799 && v1800;
+  if (v1801) {
+    const float v1802 = v1588.m[0][4].thread_elements()[0];
+    const float v1803 = scale_b[v1797];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1804 = scale_a[v1795];
+    const float v1805 = v1802 * v1804;
+    const float v1806 = v1805 * v1803;
+    const bfloat v1807 = bfloat(v1806);
+    const uint v1808 = v1795 * v1;
+    const uint v1809 = v1808 + v1797;
+    out[v1809] = v1807;
+  }
+  const uint v1810 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1811 = v554 + v1810;
+  const uint v1812 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1813 = v1580 + v1812;
+  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1815 = v472 && v1814;
+  const bool v1816 = v1813 < v1;
+  const bool v1817 = v1815 && v1816;
+  if (v1817) {
+    const float v1818 = v1588.m[0][4].thread_elements()[1];
+    const float v1819 = scale_b[v1813];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1820 = scale_a[v1811];
+    const float v1821 = v1818 * v1820;
+    const float v1822 = v1821 * v1819;
+    const bfloat v1823 = bfloat(v1822);
+    const uint v1824 = v1811 * v1;
+    const uint v1825 = v1824 + v1813;
+    out[v1825] = v1823;
+  }
+  const uint v1826 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1827 = v554 + v1826;
+  const uint v1828 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1829 = v1580 + v1828;
+  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1831 = v472 && v1830;
+  const bool v1832 = v1829 < v1;
+  const bool v1833 = v1831 && v1832;
+  if (v1833) {
+    const float v1834 = v1588.m[0][5].thread_elements()[0];
+    const float v1835 = scale_b[v1829];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1836 = scale_a[v1827];
+    const float v1837 = v1834 * v1836;
+    const float v1838 = v1837 * v1835;
+    const bfloat v1839 = bfloat(v1838);
+    const uint v1840 = v1827 * v1;
+    const uint v1841 = v1840 + v1829;
+    out[v1841] = v1839;
+  }
+  const uint v1842 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1843 = v554 + v1842;
+  const uint v1844 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1845 = v1580 + v1844;
+  const bool v1846 = v1843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1847 = v472 && v1846;
+  const bool v1848 = v1845 < v1;
+  const bool v1849 = v1847 && v1848;
+  if (v1849) {
+    const float v1850 = v1588.m[0][5].thread_elements()[1];
+    const float v1851 = scale_b[v1845];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1852 = scale_a[v1843];
+    const float v1853 = v1850 * v1852;
+    const float v1854 = v1853 * v1851;
+    const bfloat v1855 = bfloat(v1854);
+    const uint v1856 = v1843 * v1;
+    const uint v1857 = v1856 + v1845;
+    out[v1857] = v1855;
+  }
+  const uint v1858 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1859 = v554 + v1858;
+  const uint v1860 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1861 = v1580 + v1860;
+  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1863 = v472 && v1862;
+  const bool v1864 = v1861 < v1;
+  const bool v1865 = v1863 && v1864;
+  if (v1865) {
+    const float v1866 = v1588.m[0][6].thread_elements()[0];
+    const float v1867 = scale_b[v1861];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1868 = scale_a[v1859];
+    const float v1869 = v1866 * v1868;
+    const float v1870 = v1869 * v1867;
+    const bfloat v1871 = bfloat(v1870);
+    const uint v1872 = v1859 * v1;
+    const uint v1873 = v1872 + v1861;
+    out[v1873] = v1871;
+  }
+  const uint v1874 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1875 = v554 + v1874;
+  const uint v1876 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1877 = v1580 + v1876;
+  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1879 = v472 && v1878;
+  const bool v1880 = v1877 < v1;
+  const bool v1881 = v1879 && v1880;
+  if (v1881) {
+    const float v1882 = v1588.m[0][6].thread_elements()[1];
+    const float v1883 = scale_b[v1877];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1884 = scale_a[v1875];
+    const float v1885 = v1882 * v1884;
+    const float v1886 = v1885 * v1883;
+    const bfloat v1887 = bfloat(v1886);
+    const uint v1888 = v1875 * v1;
+    const uint v1889 = v1888 + v1877;
+    out[v1889] = v1887;
+  }
+  const uint v1890 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1891 = v554 + v1890;
+  const uint v1892 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1893 = v1580 + v1892;
+  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1895 = v472 && v1894;
+  const bool v1896 = v1893 < v1;
+  const bool v1897 = v1895 && v1896;
+  if (v1897) {
+    const float v1898 = v1588.m[0][7].thread_elements()[0];
+    const float v1899 = scale_b[v1893];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1900 = scale_a[v1891];
+    const float v1901 = v1898 * v1900;
+    const float v1902 = v1901 * v1899;
+    const bfloat v1903 = bfloat(v1902);
+    const uint v1904 = v1891 * v1;
+    const uint v1905 = v1904 + v1893;
+    out[v1905] = v1903;
+  }
+  const uint v1906 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1907 = v554 + v1906;
+  const uint v1908 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1909 = v1580 + v1908;
+  const bool v1910 = v1907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1911 = v472 && v1910;
+  const bool v1912 = v1909 < v1;
+  const bool v1913 = v1911 && v1912;
+  if (v1913) {
+    const float v1914 = v1588.m[0][7].thread_elements()[1];
+    const float v1915 = scale_b[v1909];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1916 = scale_a[v1907];
+    const float v1917 = v1914 * v1916;
+    const float v1918 = v1917 * v1915;
+    const bfloat v1919 = bfloat(v1918);
+    const uint v1920 = v1907 * v1;
+    const uint v1921 = v1920 + v1909;
+    out[v1921] = v1919;
+  }
+  const uint v1922 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1923 = v554 + v1922;
+  const uint v1924 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1925 = v1580 + v1924;
+  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1927 = v472 && v1926;
+  const bool v1928 = v1925 < v1;
+  const bool v1929 = v1927 && v1928;
+  if (v1929) {
+    const float v1930 = v1588.m[0][8].thread_elements()[0];
+    const float v1931 = scale_b[v1925];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1932 = scale_a[v1923];
+    const float v1933 = v1930 * v1932;
+    const float v1934 = v1933 * v1931;
+    const bfloat v1935 = bfloat(v1934);
+    const uint v1936 = v1923 * v1;
+    const uint v1937 = v1936 + v1925;
+    out[v1937] = v1935;
+  }
+  const uint v1938 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1939 = v554 + v1938;
+  const uint v1940 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1941 = v1580 + v1940;
+  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1943 = v472 && v1942;
+  const bool v1944 = v1941 < v1;
+  const bool v1945 = v1943 && v1944;
+  if (v1945) {
+    const float v1946 = v1588.m[0][8].thread_elements()[1];
+    const float v1947 = scale_b[v1941];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1948 = scale_a[v1939];
+    const float v1949 = v1946 * v1948;
+    const float v1950 = v1949 * v1947;
+    const bfloat v1951 = bfloat(v1950);
+    const uint v1952 = v1939 * v1;
+    const uint v1953 = v1952 + v1941;
+    out[v1953] = v1951;
+  }
+  const uint v1954 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1955 = v554 + v1954;
+  const uint v1956 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1957 = v1580 + v1956;
+  const bool v1958 = v1955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1959 = v472 && v1958;
+  const bool v1960 = v1957 < v1;
+  const bool v1961 = v1959 && v1960;
+  if (v1961) {
+    const float v1962 = v1588.m[0][9].thread_elements()[0];
+    const float v1963 = scale_b[v1957];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1964 = scale_a[v1955];
+    const float v1965 = v1962 * v1964;
+    const float v1966 = v1965 * v1963;
+    const bfloat v1967 = bfloat(v1966);
+    const uint v1968 = v1955 * v1;
+    const uint v1969 = v1968 + v1957;
+    out[v1969] = v1967;
+  }
+  const uint v1970 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1971 = v554 + v1970;
+  const uint v1972 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1973 = v1580 + v1972;
+  const bool v1974 = v1971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1975 = v472 && v1974;
+  const bool v1976 = v1973 < v1;
+  const bool v1977 = v1975 && v1976;
+  if (v1977) {
+    const float v1978 = v1588.m[0][9].thread_elements()[1];
+    const float v1979 = scale_b[v1973];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1980 = scale_a[v1971];
+    const float v1981 = v1978 * v1980;
+    const float v1982 = v1981 * v1979;
+    const bfloat v1983 = bfloat(v1982);
+    const uint v1984 = v1971 * v1;
+    const uint v1985 = v1984 + v1973;
+    out[v1985] = v1983;
+  }
+  const uint v1986 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1987 = v554 + v1986;
+  const uint v1988 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1989 = v1580 + v1988;
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1991 = v472 && v1990;
+  const bool v1992 = v1989 < v1;
+  const bool v1993 = v1991 && v1992;
+  if (v1993) {
+    const float v1994 = v1588.m[0][10].thread_elements()[0];
+    const float v1995 = scale_b[v1989];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1996 = scale_a[v1987];
+    const float v1997 = v1994 * v1996;
+    const float v1998 = v1997 * v1995;
+    const bfloat v1999 = bfloat(v1998);
+    const uint v2000 = v1987 * v1;
+    const uint v2001 = v2000 + v1989;
+    out[v2001] = v1999;
+  }
+  const uint v2002 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2003 = v554 + v2002;
+  const uint v2004 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2005 = v1580 + v2004;
+  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2007 = v472 && v2006;
+  const bool v2008 = v2005 < v1;
+  const bool v2009 = v2007 && v2008;
+  if (v2009) {
+    const float v2010 = v1588.m[0][10].thread_elements()[1];
+    const float v2011 = scale_b[v2005];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2012 = scale_a[v2003];
+    const float v2013 = v2010 * v2012;
+    const float v2014 = v2013 * v2011;
+    const bfloat v2015 = bfloat(v2014);
+    const uint v2016 = v2003 * v1;
+    const uint v2017 = v2016 + v2005;
+    out[v2017] = v2015;
+  }
+  const uint v2018 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2019 = v554 + v2018;
+  const uint v2020 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2021 = v1580 + v2020;
+  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2023 = v472 && v2022;
+  const bool v2024 = v2021 < v1;
+  const bool v2025 = v2023 && v2024;
+  if (v2025) {
+    const float v2026 = v1588.m[0][11].thread_elements()[0];
+    const float v2027 = scale_b[v2021];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2028 = scale_a[v2019];
+    const float v2029 = v2026 * v2028;
+    const float v2030 = v2029 * v2027;
+    const bfloat v2031 = bfloat(v2030);
+    const uint v2032 = v2019 * v1;
+    const uint v2033 = v2032 + v2021;
+    out[v2033] = v2031;
+  }
+  const uint v2034 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2035 = v554 + v2034;
+  const uint v2036 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2037 = v1580 + v2036;
+  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2039 = v472 && v2038;
+  const bool v2040 = v2037 < v1;
+  const bool v2041 = v2039 && v2040;
+  if (v2041) {
+    const float v2042 = v1588.m[0][11].thread_elements()[1];
+    const float v2043 = scale_b[v2037];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2044 = scale_a[v2035];
+    const float v2045 = v2042 * v2044;
+    const float v2046 = v2045 * v2043;
+    const bfloat v2047 = bfloat(v2046);
+    const uint v2048 = v2035 * v1;
+    const uint v2049 = v2048 + v2037;
+    out[v2049] = v2047;
+  }
+  const uint v2050 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2051 = v554 + v2050;
+  const uint v2052 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2053 = v1580 + v2052;
+  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2055 = v472 && v2054;
+  const bool v2056 = v2053 < v1;
+  const bool v2057 = v2055 && v2056;
+  if (v2057) {
+    const float v2058 = v1588.m[0][12].thread_elements()[0];
+    const float v2059 = scale_b[v2053];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2060 = scale_a[v2051];
+    const float v2061 = v2058 * v2060;
+    const float v2062 = v2061 * v2059;
+    const bfloat v2063 = bfloat(v2062);
+    const uint v2064 = v2051 * v1;
+    const uint v2065 = v2064 + v2053;
+    out[v2065] = v2063;
+  }
+  const uint v2066 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2067 = v554 + v2066;
+  const uint v2068 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2069 = v1580 + v2068;
+  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2071 = v472 && v2070;
+  const bool v2072 = v2069 < v1;
+  const bool v2073 = v2071 && v2072;
+  if (v2073) {
+    const float v2074 = v1588.m[0][12].thread_elements()[1];
+    const float v2075 = scale_b[v2069];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2076 = scale_a[v2067];
+    const float v2077 = v2074 * v2076;
+    const float v2078 = v2077 * v2075;
+    const bfloat v2079 = bfloat(v2078);
+    const uint v2080 = v2067 * v1;
+    const uint v2081 = v2080 + v2069;
+    out[v2081] = v2079;
+  }
+  const uint v2082 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2083 = v554 + v2082;
+  const uint v2084 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2085 = v1580 + v2084;
+  const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2087 = v472 && v2086;
+  const bool v2088 = v2085 < v1;
+  const bool v2089 = v2087 && v2088;
+  if (v2089) {
+    const float v2090 = v1588.m[0][13].thread_elements()[0];
+    const float v2091 = scale_b[v2085];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2092 = scale_a[v2083];
+    const float v2093 = v2090 * v2092;
+    const float v2094 = v2093 * v2091;
+    const bfloat v2095 = bfloat(v2094);
+    const uint v2096 = v2083 * v1;
+    const uint v2097 = v2096 + v2085;
+    out[v2097] = v2095;
+  }
+  const uint v2098 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2099 = v554 + v2098;
+  const uint v2100 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2101 = v1580 + v2100;
+  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2103 = v472 && v2102;
+  const bool v2104 = v2101 < v1;
+  const bool v2105 = v2103 && v2104;
+  if (v2105) {
+    const float v2106 = v1588.m[0][13].thread_elements()[1];
+    const float v2107 = scale_b[v2101];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2108 = scale_a[v2099];
+    const float v2109 = v2106 * v2108;
+    const float v2110 = v2109 * v2107;
+    const bfloat v2111 = bfloat(v2110);
+    const uint v2112 = v2099 * v1;
+    const uint v2113 = v2112 + v2101;
+    out[v2113] = v2111;
+  }
+  const uint v2114 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2115 = v554 + v2114;
+  const uint v2116 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2117 = v1580 + v2116;
+  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2119 = v472 && v2118;
+  const bool v2120 = v2117 < v1;
+  const bool v2121 = v2119 && v2120;
+  if (v2121) {
+    const float v2122 = v1588.m[0][14].thread_elements()[0];
+    const float v2123 = scale_b[v2117];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2124 = scale_a[v2115];
+    const float v2125 = v2122 * v2124;
+    const float v2126 = v2125 * v2123;
+    const bfloat v2127 = bfloat(v2126);
+    const uint v2128 = v2115 * v1;
+    const uint v2129 = v2128 + v2117;
+    out[v2129] = v2127;
+  }
+  const uint v2130 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2131 = v554 + v2130;
+  const uint v2132 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2133 = v1580 + v2132;
+  const bool v2134 = v2131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2135 = v472 && v2134;
+  const bool v2136 = v2133 < v1;
+  const bool v2137 = v2135 && v2136;
+  if (v2137) {
+    const float v2138 = v1588.m[0][14].thread_elements()[1];
+    const float v2139 = scale_b[v2133];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2140 = scale_a[v2131];
+    const float v2141 = v2138 * v2140;
+    const float v2142 = v2141 * v2139;
+    const bfloat v2143 = bfloat(v2142);
+    const uint v2144 = v2131 * v1;
+    const uint v2145 = v2144 + v2133;
+    out[v2145] = v2143;
+  }
+  const uint v2146 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2147 = v554 + v2146;
+  const uint v2148 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2149 = v1580 + v2148;
+  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2151 = v472 && v2150;
+  const bool v2152 = v2149 < v1;
+  const bool v2153 = v2151 && v2152;
+  if (v2153) {
+    const float v2154 = v1588.m[0][15].thread_elements()[0];
+    const float v2155 = scale_b[v2149];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2156 = scale_a[v2147];
+    const float v2157 = v2154 * v2156;
+    const float v2158 = v2157 * v2155;
+    const bfloat v2159 = bfloat(v2158);
+    const uint v2160 = v2147 * v1;
+    const uint v2161 = v2160 + v2149;
+    out[v2161] = v2159;
+  }
+  const uint v2162 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2163 = v554 + v2162;
+  const uint v2164 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2165 = v1580 + v2164;
+  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2167 = v472 && v2166;
+  const bool v2168 = v2165 < v1;
+  const bool v2169 = v2167 && v2168;
+  if (v2169) {
+    const float v2170 = v1588.m[0][15].thread_elements()[1];
+    const float v2171 = scale_b[v2165];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2172 = scale_a[v2163];
+    const float v2173 = v2170 * v2172;
+    const float v2174 = v2173 * v2171;
+    const bfloat v2175 = bfloat(v2174);
+    const uint v2176 = v2163 * v1;
+    const uint v2177 = v2176 + v2165;
+    out[v2177] = v2175;
+  }
+  const uint v2178 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2179 = v554 + v2178;
+  const uint v2180 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2181 = v1580 + v2180;
+  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2183 = v472 && v2182;
+  const bool v2184 = v2181 < v1;
+  const bool v2185 = v2183 && v2184;
+  if (v2185) {
+    const float v2186 = v1588.m[1][0].thread_elements()[0];
+    const float v2187 = scale_b[v2181];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2188 = scale_a[v2179];
+    const float v2189 = v2186 * v2188;
+    const float v2190 = v2189 * v2187;
+    const bfloat v2191 = bfloat(v2190);
+    const uint v2192 = v2179 * v1;
+    const uint v2193 = v2192 + v2181;
+    out[v2193] = v2191;
+  }
+  const uint v2194 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2195 = v554 + v2194;
+  const uint v2196 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2197 = v1580 + v2196;
+  const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2199 = v472 && v2198;
+  const bool v2200 = v2197 < v1;
+  const bool v2201 = v2199 && v2200;
+  if (v2201) {
+    const float v2202 = v1588.m[1][0].thread_elements()[1];
+    const float v2203 = scale_b[v2197];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2204 = scale_a[v2195];
+    const float v2205 = v2202 * v2204;
+    const float v2206 = v2205 * v2203;
+    const bfloat v2207 = bfloat(v2206);
+    const uint v2208 = v2195 * v1;
+    const uint v2209 = v2208 + v2197;
+    out[v2209] = v2207;
+  }
+  const uint v2210 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2211 = v554 + v2210;
+  const uint v2212 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2213 = v1580 + v2212;
+  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2215 = v472 && v2214;
+  const bool v2216 = v2213 < v1;
+  const bool v2217 = v2215 && v2216;
+  if (v2217) {
+    const float v2218 = v1588.m[1][1].thread_elements()[0];
+    const float v2219 = scale_b[v2213];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2220 = scale_a[v2211];
+    const float v2221 = v2218 * v2220;
+    const float v2222 = v2221 * v2219;
+    const bfloat v2223 = bfloat(v2222);
+    const uint v2224 = v2211 * v1;
+    const uint v2225 = v2224 + v2213;
+    out[v2225] = v2223;
+  }
+  const uint v2226 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2227 = v554 + v2226;
+  const uint v2228 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2229 = v1580 + v2228;
+  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2231 = v472 && v2230;
+  const bool v2232 = v2229 < v1;
+  const bool v2233 = v2231 && v2232;
+  if (v2233) {
+    const float v2234 = v1588.m[1][1].thread_elements()[1];
+    const float v2235 = scale_b[v2229];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2236 = scale_a[v2227];
+    const float v2237 = v2234 * v2236;
+    const float v2238 = v2237 * v2235;
+    const bfloat v2239 = bfloat(v2238);
+    const uint v2240 = v2227 * v1;
+    const uint v2241 = v2240 + v2229;
+    out[v2241] = v2239;
+  }
+  const uint v2242 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2243 = v554 + v2242;
+  const uint v2244 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2245 = v1580 + v2244;
+  const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2247 = v472 && v2246;
+  const bool v2248 = v2245 < v1;
+  const bool v2249 = v2247 && v2248;
+  if (v2249) {
+    const float v2250 = v1588.m[1][2].thread_elements()[0];
+    const float v2251 = scale_b[v2245];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2252 = scale_a[v2243];
+    const float v2253 = v2250 * v2252;
+    const float v2254 = v2253 * v2251;
+    const bfloat v2255 = bfloat(v2254);
+    const uint v2256 = v2243 * v1;
+    const uint v2257 = v2256 + v2245;
+    out[v2257] = v2255;
+  }
+  const uint v2258 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2259 = v554 + v2258;
+  const uint v2260 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2261 = v1580 + v2260;
+  const bool v2262 = v2259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2263 = v472 && v2262;
+  const bool v2264 = v2261 < v1;
+  const bool v2265 = v2263 && v2264;
+  if (v2265) {
+    const float v2266 = v1588.m[1][2].thread_elements()[1];
+    const float v2267 = scale_b[v2261];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2268 = scale_a[v2259];
+    const float v2269 = v2266 * v2268;
+    const float v2270 = v2269 * v2267;
+    const bfloat v2271 = bfloat(v2270);
+    const uint v2272 = v2259 * v1;
+    const uint v2273 = v2272 + v2261;
+    out[v2273] = v2271;
+  }
+  const uint v2274 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2275 = v554 + v2274;
+  const uint v2276 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2277 = v1580 + v2276;
+  const bool v2278 = v2275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2279 = v472 && v2278;
+  const bool v2280 = v2277 < v1;
+  const bool v2281 = v2279 && v2280;
+  if (v2281) {
+    const float v2282 = v1588.m[1][3].thread_elements()[0];
+    const float v2283 = scale_b[v2277];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2284 = scale_a[v2275];
+    const float v2285 = v2282 * v2284;
+    const float v2286 = v2285 * v2283;
+    const bfloat v2287 = bfloat(v2286);
+    const uint v2288 = v2275 * v1;
+    const uint v2289 = v2288 + v2277;
+    out[v2289] = v2287;
+  }
+  const uint v2290 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2291 = v554 + v2290;
+  const uint v2292 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2293 = v1580 + v2292;
+  const bool v2294 = v2291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2295 = v472 && v2294;
+  const bool v2296 = v2293 < v1;
+  const bool v2297 = v2295 && v2296;
+  if (v2297) {
+    const float v2298 = v1588.m[1][3].thread_elements()[1];
+    const float v2299 = scale_b[v2293];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2300 = scale_a[v2291];
+    const float v2301 = v2298 * v2300;
+    const float v2302 = v2301 * v2299;
+    const bfloat v2303 = bfloat(v2302);
+    const uint v2304 = v2291 * v1;
+    const uint v2305 = v2304 + v2293;
+    out[v2305] = v2303;
+  }
+  const uint v2306 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2307 = v554 + v2306;
+  const uint v2308 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2309 = v1580 + v2308;
+  const bool v2310 = v2307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2311 = v472 && v2310;
+  const bool v2312 = v2309 < v1;
+  const bool v2313 = v2311 && v2312;
+  if (v2313) {
+    const float v2314 = v1588.m[1][4].thread_elements()[0];
+    const float v2315 = scale_b[v2309];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2316 = scale_a[v2307];
+    const float v2317 = v2314 * v2316;
+    const float v2318 = v2317 * v2315;
+    const bfloat v2319 = bfloat(v2318);
+    const uint v2320 = v2307 * v1;
+    const uint v2321 = v2320 + v2309;
+    out[v2321] = v2319;
+  }
+  const uint v2322 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2323 = v554 + v2322;
+  const uint v2324 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2325 = v1580 + v2324;
+  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2327 = v472 && v2326;
+  const bool v2328 = v2325 < v1;
+  const bool v2329 = v2327 && v2328;
+  if (v2329) {
+    const float v2330 = v1588.m[1][4].thread_elements()[1];
+    const float v2331 = scale_b[v2325];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2332 = scale_a[v2323];
+    const float v2333 = v2330 * v2332;
+    const float v2334 = v2333 * v2331;
+    const bfloat v2335 = bfloat(v2334);
+    const uint v2336 = v2323 * v1;
+    const uint v2337 = v2336 + v2325;
+    out[v2337] = v2335;
+  }
+  const uint v2338 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2339 = v554 + v2338;
+  const uint v2340 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2341 = v1580 + v2340;
+  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2343 = v472 && v2342;
+  const bool v2344 = v2341 < v1;
+  const bool v2345 = v2343 && v2344;
+  if (v2345) {
+    const float v2346 = v1588.m[1][5].thread_elements()[0];
+    const float v2347 = scale_b[v2341];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2348 = scale_a[v2339];
+    const float v2349 = v2346 * v2348;
+    const float v2350 = v2349 * v2347;
+    const bfloat v2351 = bfloat(v2350);
+    const uint v2352 = v2339 * v1;
+    const uint v2353 = v2352 + v2341;
+    out[v2353] = v2351;
+  }
+  const uint v2354 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2355 = v554 + v2354;
+  const uint v2356 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2357 = v1580 + v2356;
+  const bool v2358 = v2355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2359 = v472 && v2358;
+  const bool v2360 = v2357 < v1;
+  const bool v2361 = v2359 && v2360;
+  if (v2361) {
+    const float v2362 = v1588.m[1][5].thread_elements()[1];
+    const float v2363 = scale_b[v2357];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2364 = scale_a[v2355];
+    const float v2365 = v2362 * v2364;
+    const float v2366 = v2365 * v2363;
+    const bfloat v2367 = bfloat(v2366);
+    const uint v2368 = v2355 * v1;
+    const uint v2369 = v2368 + v2357;
+    out[v2369] = v2367;
+  }
+  const uint v2370 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2371 = v554 + v2370;
+  const uint v2372 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2373 = v1580 + v2372;
+  const bool v2374 = v2371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2375 = v472 && v2374;
+  const bool v2376 = v2373 < v1;
+  const bool v2377 = v2375 && v2376;
+  if (v2377) {
+    const float v2378 = v1588.m[1][6].thread_elements()[0];
+    const float v2379 = scale_b[v2373];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2380 = scale_a[v2371];
+    const float v2381 = v2378 * v2380;
+    const float v2382 = v2381 * v2379;
+    const bfloat v2383 = bfloat(v2382);
+    const uint v2384 = v2371 * v1;
+    const uint v2385 = v2384 + v2373;
+    out[v2385] = v2383;
+  }
+  const uint v2386 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2387 = v554 + v2386;
+  const uint v2388 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2389 = v1580 + v2388;
+  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2391 = v472 && v2390;
+  const bool v2392 = v2389 < v1;
+  const bool v2393 = v2391 && v2392;
+  if (v2393) {
+    const float v2394 = v1588.m[1][6].thread_elements()[1];
+    const float v2395 = scale_b[v2389];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2396 = scale_a[v2387];
+    const float v2397 = v2394 * v2396;
+    const float v2398 = v2397 * v2395;
+    const bfloat v2399 = bfloat(v2398);
+    const uint v2400 = v2387 * v1;
+    const uint v2401 = v2400 + v2389;
+    out[v2401] = v2399;
+  }
+  const uint v2402 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2403 = v554 + v2402;
+  const uint v2404 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2405 = v1580 + v2404;
+  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2407 = v472 && v2406;
+  const bool v2408 = v2405 < v1;
+  const bool v2409 = v2407 && v2408;
+  if (v2409) {
+    const float v2410 = v1588.m[1][7].thread_elements()[0];
+    const float v2411 = scale_b[v2405];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2412 = scale_a[v2403];
+    const float v2413 = v2410 * v2412;
+    const float v2414 = v2413 * v2411;
+    const bfloat v2415 = bfloat(v2414);
+    const uint v2416 = v2403 * v1;
+    const uint v2417 = v2416 + v2405;
+    out[v2417] = v2415;
+  }
+  const uint v2418 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2419 = v554 + v2418;
+  const uint v2420 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2421 = v1580 + v2420;
+  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2423 = v472 && v2422;
+  const bool v2424 = v2421 < v1;
+  const bool v2425 = v2423 && v2424;
+  if (v2425) {
+    const float v2426 = v1588.m[1][7].thread_elements()[1];
+    const float v2427 = scale_b[v2421];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2428 = scale_a[v2419];
+    const float v2429 = v2426 * v2428;
+    const float v2430 = v2429 * v2427;
+    const bfloat v2431 = bfloat(v2430);
+    const uint v2432 = v2419 * v1;
+    const uint v2433 = v2432 + v2421;
+    out[v2433] = v2431;
+  }
+  const uint v2434 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2435 = v554 + v2434;
+  const uint v2436 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2437 = v1580 + v2436;
+  const bool v2438 = v2435 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2439 = v472 && v2438;
+  const bool v2440 = v2437 < v1;
+  const bool v2441 = v2439 && v2440;
+  if (v2441) {
+    const float v2442 = v1588.m[1][8].thread_elements()[0];
+    const float v2443 = scale_b[v2437];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2444 = scale_a[v2435];
+    const float v2445 = v2442 * v2444;
+    const float v2446 = v2445 * v2443;
+    const bfloat v2447 = bfloat(v2446);
+    const uint v2448 = v2435 * v1;
+    const uint v2449 = v2448 + v2437;
+    out[v2449] = v2447;
+  }
+  const uint v2450 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2451 = v554 + v2450;
+  const uint v2452 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2453 = v1580 + v2452;
+  const bool v2454 = v2451 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2455 = v472 && v2454;
+  const bool v2456 = v2453 < v1;
+  const bool v2457 = v2455 && v2456;
+  if (v2457) {
+    const float v2458 = v1588.m[1][8].thread_elements()[1];
+    const float v2459 = scale_b[v2453];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2460 = scale_a[v2451];
+    const float v2461 = v2458 * v2460;
+    const float v2462 = v2461 * v2459;
+    const bfloat v2463 = bfloat(v2462);
+    const uint v2464 = v2451 * v1;
+    const uint v2465 = v2464 + v2453;
+    out[v2465] = v2463;
+  }
+  const uint v2466 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2467 = v554 + v2466;
+  const uint v2468 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2469 = v1580 + v2468;
+  const bool v2470 = v2467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2471 = v472 && v2470;
+  const bool v2472 = v2469 < v1;
+  const bool v2473 = v2471 && v2472;
+  if (v2473) {
+    const float v2474 = v1588.m[1][9].thread_elements()[0];
+    const float v2475 = scale_b[v2469];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2476 = scale_a[v2467];
+    const float v2477 = v2474 * v2476;
+    const float v2478 = v2477 * v2475;
+    const bfloat v2479 = bfloat(v2478);
+    const uint v2480 = v2467 * v1;
+    const uint v2481 = v2480 + v2469;
+    out[v2481] = v2479;
+  }
+  const uint v2482 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2483 = v554 + v2482;
+  const uint v2484 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2485 = v1580 + v2484;
+  const bool v2486 = v2483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2487 = v472 && v2486;
+  const bool v2488 = v2485 < v1;
+  const bool v2489 = v2487 && v2488;
+  if (v2489) {
+    const float v2490 = v1588.m[1][9].thread_elements()[1];
+    const float v2491 = scale_b[v2485];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2492 = scale_a[v2483];
+    const float v2493 = v2490 * v2492;
+    const float v2494 = v2493 * v2491;
+    const bfloat v2495 = bfloat(v2494);
+    const uint v2496 = v2483 * v1;
+    const uint v2497 = v2496 + v2485;
+    out[v2497] = v2495;
+  }
+  const uint v2498 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2499 = v554 + v2498;
+  const uint v2500 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2501 = v1580 + v2500;
+  const bool v2502 = v2499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2503 = v472 && v2502;
+  const bool v2504 = v2501 < v1;
+  const bool v2505 = v2503 && v2504;
+  if (v2505) {
+    const float v2506 = v1588.m[1][10].thread_elements()[0];
+    const float v2507 = scale_b[v2501];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2508 = scale_a[v2499];
+    const float v2509 = v2506 * v2508;
+    const float v2510 = v2509 * v2507;
+    const bfloat v2511 = bfloat(v2510);
+    const uint v2512 = v2499 * v1;
+    const uint v2513 = v2512 + v2501;
+    out[v2513] = v2511;
+  }
+  const uint v2514 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2515 = v554 + v2514;
+  const uint v2516 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2517 = v1580 + v2516;
+  const bool v2518 = v2515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2519 = v472 && v2518;
+  const bool v2520 = v2517 < v1;
+  const bool v2521 = v2519 && v2520;
+  if (v2521) {
+    const float v2522 = v1588.m[1][10].thread_elements()[1];
+    const float v2523 = scale_b[v2517];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2524 = scale_a[v2515];
+    const float v2525 = v2522 * v2524;
+    const float v2526 = v2525 * v2523;
+    const bfloat v2527 = bfloat(v2526);
+    const uint v2528 = v2515 * v1;
+    const uint v2529 = v2528 + v2517;
+    out[v2529] = v2527;
+  }
+  const uint v2530 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2531 = v554 + v2530;
+  const uint v2532 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2533 = v1580 + v2532;
+  const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2535 = v472 && v2534;
+  const bool v2536 = v2533 < v1;
+  const bool v2537 = v2535 && v2536;
+  if (v2537) {
+    const float v2538 = v1588.m[1][11].thread_elements()[0];
+    const float v2539 = scale_b[v2533];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2540 = scale_a[v2531];
+    const float v2541 = v2538 * v2540;
+    const float v2542 = v2541 * v2539;
+    const bfloat v2543 = bfloat(v2542);
+    const uint v2544 = v2531 * v1;
+    const uint v2545 = v2544 + v2533;
+    out[v2545] = v2543;
+  }
+  const uint v2546 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2547 = v554 + v2546;
+  const uint v2548 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2549 = v1580 + v2548;
+  const bool v2550 = v2547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2551 = v472 && v2550;
+  const bool v2552 = v2549 < v1;
+  const bool v2553 = v2551 && v2552;
+  if (v2553) {
+    const float v2554 = v1588.m[1][11].thread_elements()[1];
+    const float v2555 = scale_b[v2549];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2556 = scale_a[v2547];
+    const float v2557 = v2554 * v2556;
+    const float v2558 = v2557 * v2555;
+    const bfloat v2559 = bfloat(v2558);
+    const uint v2560 = v2547 * v1;
+    const uint v2561 = v2560 + v2549;
+    out[v2561] = v2559;
+  }
+  const uint v2562 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2563 = v554 + v2562;
+  const uint v2564 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2565 = v1580 + v2564;
+  const bool v2566 = v2563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2567 = v472 && v2566;
+  const bool v2568 = v2565 < v1;
+  const bool v2569 = v2567 && v2568;
+  if (v2569) {
+    const float v2570 = v1588.m[1][12].thread_elements()[0];
+    const float v2571 = scale_b[v2565];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2572 = scale_a[v2563];
+    const float v2573 = v2570 * v2572;
+    const float v2574 = v2573 * v2571;
+    const bfloat v2575 = bfloat(v2574);
+    const uint v2576 = v2563 * v1;
+    const uint v2577 = v2576 + v2565;
+    out[v2577] = v2575;
+  }
+  const uint v2578 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2579 = v554 + v2578;
+  const uint v2580 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2581 = v1580 + v2580;
+  const bool v2582 = v2579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2583 = v472 && v2582;
+  const bool v2584 = v2581 < v1;
+  const bool v2585 = v2583 && v2584;
+  if (v2585) {
+    const float v2586 = v1588.m[1][12].thread_elements()[1];
+    const float v2587 = scale_b[v2581];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2588 = scale_a[v2579];
+    const float v2589 = v2586 * v2588;
+    const float v2590 = v2589 * v2587;
+    const bfloat v2591 = bfloat(v2590);
+    const uint v2592 = v2579 * v1;
+    const uint v2593 = v2592 + v2581;
+    out[v2593] = v2591;
+  }
+  const uint v2594 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2595 = v554 + v2594;
+  const uint v2596 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2597 = v1580 + v2596;
+  const bool v2598 = v2595 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2599 = v472 && v2598;
+  const bool v2600 = v2597 < v1;
+  const bool v2601 = v2599 && v2600;
+  if (v2601) {
+    const float v2602 = v1588.m[1][13].thread_elements()[0];
+    const float v2603 = scale_b[v2597];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2604 = scale_a[v2595];
+    const float v2605 = v2602 * v2604;
+    const float v2606 = v2605 * v2603;
+    const bfloat v2607 = bfloat(v2606);
+    const uint v2608 = v2595 * v1;
+    const uint v2609 = v2608 + v2597;
+    out[v2609] = v2607;
+  }
+  const uint v2610 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2611 = v554 + v2610;
+  const uint v2612 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2613 = v1580 + v2612;
+  const bool v2614 = v2611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2615 = v472 && v2614;
+  const bool v2616 = v2613 < v1;
+  const bool v2617 = v2615 && v2616;
+  if (v2617) {
+    const float v2618 = v1588.m[1][13].thread_elements()[1];
+    const float v2619 = scale_b[v2613];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2620 = scale_a[v2611];
+    const float v2621 = v2618 * v2620;
+    const float v2622 = v2621 * v2619;
+    const bfloat v2623 = bfloat(v2622);
+    const uint v2624 = v2611 * v1;
+    const uint v2625 = v2624 + v2613;
+    out[v2625] = v2623;
+  }
+  const uint v2626 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2627 = v554 + v2626;
+  const uint v2628 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2629 = v1580 + v2628;
+  const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2631 = v472 && v2630;
+  const bool v2632 = v2629 < v1;
+  const bool v2633 = v2631 && v2632;
+  if (v2633) {
+    const float v2634 = v1588.m[1][14].thread_elements()[0];
+    const float v2635 = scale_b[v2629];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2636 = scale_a[v2627];
+    const float v2637 = v2634 * v2636;
+    const float v2638 = v2637 * v2635;
+    const bfloat v2639 = bfloat(v2638);
+    const uint v2640 = v2627 * v1;
+    const uint v2641 = v2640 + v2629;
+    out[v2641] = v2639;
+  }
+  const uint v2642 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2643 = v554 + v2642;
+  const uint v2644 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2645 = v1580 + v2644;
+  const bool v2646 = v2643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2647 = v472 && v2646;
+  const bool v2648 = v2645 < v1;
+  const bool v2649 = v2647 && v2648;
+  if (v2649) {
+    const float v2650 = v1588.m[1][14].thread_elements()[1];
+    const float v2651 = scale_b[v2645];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2652 = scale_a[v2643];
+    const float v2653 = v2650 * v2652;
+    const float v2654 = v2653 * v2651;
+    const bfloat v2655 = bfloat(v2654);
+    const uint v2656 = v2643 * v1;
+    const uint v2657 = v2656 + v2645;
+    out[v2657] = v2655;
+  }
+  const uint v2658 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2659 = v554 + v2658;
+  const uint v2660 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2661 = v1580 + v2660;
+  const bool v2662 = v2659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2663 = v472 && v2662;
+  const bool v2664 = v2661 < v1;
+  const bool v2665 = v2663 && v2664;
+  if (v2665) {
+    const float v2666 = v1588.m[1][15].thread_elements()[0];
+    const float v2667 = scale_b[v2661];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2668 = scale_a[v2659];
+    const float v2669 = v2666 * v2668;
+    const float v2670 = v2669 * v2667;
+    const bfloat v2671 = bfloat(v2670);
+    const uint v2672 = v2659 * v1;
+    const uint v2673 = v2672 + v2661;
+    out[v2673] = v2671;
+  }
+  const uint v2674 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2675 = v554 + v2674;
+  const uint v2676 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2677 = v1580 + v2676;
+  const bool v2678 = v2675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2679 = v472 && v2678;
+  const bool v2680 = v2677 < v1;
+  const bool v2681 = v2679 && v2680;
+  if (v2681) {
+    const float v2682 = v1588.m[1][15].thread_elements()[1];
+    const float v2683 = scale_b[v2677];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2684 = scale_a[v2675];
+    const float v2685 = v2682 * v2684;
+    const float v2686 = v2685 * v2683;
+    const bfloat v2687 = bfloat(v2686);
+    const uint v2688 = v2675 * v1;
+    const uint v2689 = v2688 + v2677;
+    out[v2689] = v2687;
   }
 }

@@ -101,2580 +101,2580 @@ kernel void iron_gemm_warpgroup_kn_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v26 = v25 << 8u;
-  const uint v348 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:505
-  const bool v349 = v348 < 8u;
-  const uint v352 = v348 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
-  iron_frag<float, 16, 128> v354;
-  iron_frag_fill(v354, float(0.0f));
-  const uint v357 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
-  const bool v358 = v357 == 0u;
-  const uint v361 = v1 & 7u;
-  const bool v362 = v361 == 0u;
-  const bool v363 = v358 && v362;
-  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:528
-    const uint v2528 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:383
-    const uint v2530 = v348 << 5u;
-    const uint v2531 = v2530 + v2528;
-    const uint v2535 = v2531 >> 3u;
-    const uint v2537 = v2531 & 7u;
-    const uint v2539 = v2537 << 3u;
-    const uint v2540 = v22 + v2535;
-    const bool v2542 = v2540 < v0;
-    const uint v2545 = v2540 * v2;
-    const uint v2550 = v2535 << 6u;
-    const uint v2554 = v2531 + 384u;
-    const uint v2556 = v2554 >> 3u;
-    const uint v2558 = v2554 & 7u;
-    const uint v2560 = v2558 << 3u;
-    const uint v2561 = v22 + v2556;
-    const bool v2563 = v2561 < v0;
-    const uint v2566 = v2561 * v2;
-    const uint v2571 = v2556 << 6u;
-    const uint v2575 = v2531 + 768u;
-    const bool v2577 = v2575 < 1024u;
-    const uint v2608 = v2531 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-    const uint v2610 = v2531 & 15u;
-    const uint v2612 = v2610 << 3u;
-    const uint v2614 = v26 + v2612;
-    const bool v2616 = v2614 < v1;
-    const uint v2623 = v2608 << 7u;
-    const uint v2629 = v2554 >> 4u;
-    const uint v2631 = v2554 & 15u;
-    const uint v2633 = v2631 << 3u;
-    const uint v2635 = v26 + v2633;
-    const bool v2637 = v2635 < v1;
-    const uint v2644 = v2629 << 7u;
+  const uint v449 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:506
+  const bool v450 = v449 < 8u;
+  const uint v453 = v449 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:424
+  iron_frag<float, 16, 128> v455;
+  iron_frag_fill(v455, float(0.0f));
+  const uint v458 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
+  const bool v459 = v458 == 0u;
+  const uint v462 = v1 & 7u;
+  const bool v463 = v462 == 0u;
+  const bool v464 = v459 && v463;
+  if (v464) {  // kernels/gemm/gemm_warpgroup.hpp:529
+    const uint v2629 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:384
+    const uint v2631 = v449 << 5u;
+    const uint v2632 = v2631 + v2629;
+    const uint v2636 = v2632 >> 3u;
+    const uint v2638 = v2632 & 7u;
+    const uint v2640 = v2638 << 3u;
+    const uint v2641 = v22 + v2636;
+    const bool v2643 = v2641 < v0;
+    const uint v2646 = v2641 * v2;
+    const uint v2651 = v2636 << 6u;
+    const uint v2655 = v2632 + 384u;
+    const uint v2657 = v2655 >> 3u;
+    const uint v2659 = v2655 & 7u;
+    const uint v2661 = v2659 << 3u;
+    const uint v2662 = v22 + v2657;
+    const bool v2664 = v2662 < v0;
+    const uint v2667 = v2662 * v2;
+    const uint v2672 = v2657 << 6u;
+    const uint v2676 = v2632 + 768u;
+    const bool v2678 = v2676 < 1024u;
+    const uint v2709 = v2632 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+    const uint v2711 = v2632 & 15u;
+    const uint v2713 = v2711 << 3u;
+    const uint v2715 = v26 + v2713;
+    const bool v2717 = v2715 < v1;
+    const uint v2724 = v2709 << 7u;
+    const uint v2730 = v2655 >> 4u;
+    const uint v2732 = v2655 & 15u;
+    const uint v2734 = v2732 << 3u;
+    const uint v2736 = v26 + v2734;
+    const bool v2738 = v2736 < v1;
+    const uint v2745 = v2730 << 7u;
 
-    for (uint v2519 = 0u; v2519 < v2; v2519 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:529
-      const uint v2521 = v2519 >> 6u;
-      const uint v2523 = v2521 % 1u;
+    for (uint v2620 = 0u; v2620 < v2; v2620 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:530
+      const uint v2622 = v2620 >> 6u;
+      const uint v2624 = v2622 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2525 = v2523 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
-      const uint v2541 = v2519 + v2539;  // kernels/gemm/gemm_warpgroup.hpp:383
-      const bool v2543 = v2541 < v2;
-      const bool v2544 = v2542 && v2543;
-      const uint v2547 = v2545 + v2541;
-      const uint v2548 = v2544 ? v2547 : 0u;
-      const uint v2551 = v2525 + v2550;
-      const uint v2552 = v2551 + v2539;
+      const uint v2626 = v2624 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:533
+      const uint v2642 = v2620 + v2640;  // kernels/gemm/gemm_warpgroup.hpp:384
+      const bool v2644 = v2642 < v2;
+      const bool v2645 = v2643 && v2644;
+      const uint v2648 = v2646 + v2642;
+      const uint v2649 = v2645 ? v2648 : 0u;
+      const uint v2652 = v2626 + v2651;
+      const uint v2653 = v2652 + v2640;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2552 + e] = v2544 ? a[v2548 + e] : bfloat(0);
+        shm3[v2653 + e] = v2645 ? a[v2649 + e] : bfloat(0);
       }
-      const uint v2562 = v2519 + v2560;
-      const bool v2564 = v2562 < v2;
-      const bool v2565 = v2563 && v2564;
-      const uint v2568 = v2566 + v2562;
-      const uint v2569 = v2565 ? v2568 : 0u;
-      const uint v2572 = v2525 + v2571;
-      const uint v2573 = v2572 + v2560;
+      const uint v2663 = v2620 + v2661;
+      const bool v2665 = v2663 < v2;
+      const bool v2666 = v2664 && v2665;
+      const uint v2669 = v2667 + v2663;
+      const uint v2670 = v2666 ? v2669 : 0u;
+      const uint v2673 = v2626 + v2672;
+      const uint v2674 = v2673 + v2661;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2573 + e] = v2565 ? a[v2569 + e] : bfloat(0);
+        shm3[v2674 + e] = v2666 ? a[v2670 + e] : bfloat(0);
       }
-      if (v2577) {
-        const uint v2579 = v2575 >> 3u;
-        const uint v2581 = v2575 & 7u;
-        const uint v2583 = v2581 << 3u;
-        const uint v2584 = v22 + v2579;
-        const uint v2585 = v2519 + v2583;
-        const bool v2586 = v2584 < v0;
-        const bool v2587 = v2585 < v2;
-        const bool v2588 = v2586 && v2587;
-        const uint v2589 = v2584 * v2;
-        const uint v2591 = v2589 + v2585;
-        const uint v2592 = v2588 ? v2591 : 0u;
-        const uint v2594 = v2579 << 6u;
-        const uint v2595 = v2525 + v2594;
-        const uint v2596 = v2595 + v2583;
+      if (v2678) {
+        const uint v2680 = v2676 >> 3u;
+        const uint v2682 = v2676 & 7u;
+        const uint v2684 = v2682 << 3u;
+        const uint v2685 = v22 + v2680;
+        const uint v2686 = v2620 + v2684;
+        const bool v2687 = v2685 < v0;
+        const bool v2688 = v2686 < v2;
+        const bool v2689 = v2687 && v2688;
+        const uint v2690 = v2685 * v2;
+        const uint v2692 = v2690 + v2686;
+        const uint v2693 = v2689 ? v2692 : 0u;
+        const uint v2695 = v2680 << 6u;
+        const uint v2696 = v2626 + v2695;
+        const uint v2697 = v2696 + v2684;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2596 + e] = v2588 ? a[v2592 + e] : bfloat(0);
+          shm3[v2697 + e] = v2689 ? a[v2693 + e] : bfloat(0);
         }
       }
-      const uint v2613 = v2519 + v2608;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const bool v2615 = v2613 < v2;
-      const bool v2617 = v2615 && v2616;
-      const uint v2618 = v2613 * v1;
-      const uint v2620 = v2618 + v2614;
-      const uint v2621 = v2617 ? v2620 : 0u;
-      const uint v2624 = v2525 + v2623;
-      const uint v2625 = v2624 + v2612;
+      const uint v2714 = v2620 + v2709;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const bool v2716 = v2714 < v2;
+      const bool v2718 = v2716 && v2717;
+      const uint v2719 = v2714 * v1;
+      const uint v2721 = v2719 + v2715;
+      const uint v2722 = v2718 ? v2721 : 0u;
+      const uint v2725 = v2626 + v2724;
+      const uint v2726 = v2725 + v2713;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2625 + e] = v2617 ? b[v2621 + e] : bfloat(0);
+        shm4[v2726 + e] = v2718 ? b[v2722 + e] : bfloat(0);
       }
-      const uint v2634 = v2519 + v2629;
-      const bool v2636 = v2634 < v2;
-      const bool v2638 = v2636 && v2637;
-      const uint v2639 = v2634 * v1;
-      const uint v2641 = v2639 + v2635;
-      const uint v2642 = v2638 ? v2641 : 0u;
-      const uint v2645 = v2525 + v2644;
-      const uint v2646 = v2645 + v2633;
+      const uint v2735 = v2620 + v2730;
+      const bool v2737 = v2735 < v2;
+      const bool v2739 = v2737 && v2738;
+      const uint v2740 = v2735 * v1;
+      const uint v2742 = v2740 + v2736;
+      const uint v2743 = v2739 ? v2742 : 0u;
+      const uint v2746 = v2626 + v2745;
+      const uint v2747 = v2746 + v2734;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2646 + e] = v2638 ? b[v2642 + e] : bfloat(0);
+        shm4[v2747 + e] = v2739 ? b[v2743 + e] : bfloat(0);
       }
-      if (v2577) {
-        const uint v2652 = v2575 >> 4u;
-        const uint v2654 = v2575 & 15u;
-        const uint v2656 = v2654 << 3u;
-        const uint v2657 = v2519 + v2652;
-        const uint v2658 = v26 + v2656;
-        const bool v2659 = v2657 < v2;
-        const bool v2660 = v2658 < v1;
-        const bool v2661 = v2659 && v2660;
-        const uint v2662 = v2657 * v1;
-        const uint v2664 = v2662 + v2658;
-        const uint v2665 = v2661 ? v2664 : 0u;
-        const uint v2667 = v2652 << 7u;
-        const uint v2668 = v2525 + v2667;
-        const uint v2669 = v2668 + v2656;
+      if (v2678) {
+        const uint v2753 = v2676 >> 4u;
+        const uint v2755 = v2676 & 15u;
+        const uint v2757 = v2755 << 3u;
+        const uint v2758 = v2620 + v2753;
+        const uint v2759 = v26 + v2757;
+        const bool v2760 = v2758 < v2;
+        const bool v2761 = v2759 < v1;
+        const bool v2762 = v2760 && v2761;
+        const uint v2763 = v2758 * v1;
+        const uint v2765 = v2763 + v2759;
+        const uint v2766 = v2762 ? v2765 : 0u;
+        const uint v2768 = v2753 << 7u;
+        const uint v2769 = v2626 + v2768;
+        const uint v2770 = v2769 + v2757;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2669 + e] = v2661 ? b[v2665 + e] : bfloat(0);
+          shm4[v2770 + e] = v2762 ? b[v2766 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:529
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:530
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v349) {
-        const uint v2678 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
-        const uint v2679 = v2678 << 6u;
-        const uint v2680 = v2525 + v2679;
-        const uint v2853 = v348 & 3u;
-        const uint v2855 = v2853 << 4u;
-        const uint v2857 = v2855 << 6u;
-        const uint v2859 = v2680 + v2857;
-        iron_frag<bfloat, 16, 16> v2868;
-        iron_frag_fill(v2868, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2868, shm3, long(v2859), long(64u));
-        iron_frag<bfloat, 16, 128> v2870;
-        iron_frag_fill(v2870, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2870, shm4, long(v2525), long(128u));
-        iron_frag_mma(v354, v2868, v2870);
-        const uint v2872 = v2859 + 16u;
-        const uint v2877 = v2525 + 2048u;
-        iron_frag<bfloat, 16, 16> v2879;
-        iron_frag_fill(v2879, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2879, shm3, long(v2872), long(64u));
-        iron_frag<bfloat, 16, 128> v2881;
-        iron_frag_fill(v2881, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2881, shm4, long(v2877), long(128u));
-        iron_frag_mma(v354, v2879, v2881);
-        const uint v2883 = v2859 + 32u;
-        const uint v2888 = v2525 + 4096u;
-        iron_frag<bfloat, 16, 16> v2890;
-        iron_frag_fill(v2890, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2890, shm3, long(v2883), long(64u));
-        iron_frag<bfloat, 16, 128> v2892;
-        iron_frag_fill(v2892, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2892, shm4, long(v2888), long(128u));
-        iron_frag_mma(v354, v2890, v2892);
-        const uint v2894 = v2859 + 48u;
-        const uint v2899 = v2525 + 6144u;
-        iron_frag<bfloat, 16, 16> v2901;
-        iron_frag_fill(v2901, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2901, shm3, long(v2894), long(64u));
-        iron_frag<bfloat, 16, 128> v2903;
-        iron_frag_fill(v2903, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2903, shm4, long(v2899), long(128u));
-        iron_frag_mma(v354, v2901, v2903);
+      if (v450) {
+        const uint v2779 = v453 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:461
+        const uint v2780 = v2779 << 6u;
+        const uint v2781 = v2626 + v2780;
+        const uint v2954 = v449 & 3u;
+        const uint v2956 = v2954 << 4u;
+        const uint v2958 = v2956 << 6u;
+        const uint v2960 = v2781 + v2958;
+        iron_frag<bfloat, 16, 16> v2969;
+        iron_frag_fill(v2969, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2969, shm3, long(v2960), long(64u));
+        iron_frag<bfloat, 16, 128> v2971;
+        iron_frag_fill(v2971, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2971, shm4, long(v2626), long(128u));
+        iron_frag_mma(v455, v2969, v2971);
+        const uint v2973 = v2960 + 16u;
+        const uint v2978 = v2626 + 2048u;
+        iron_frag<bfloat, 16, 16> v2980;
+        iron_frag_fill(v2980, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2980, shm3, long(v2973), long(64u));
+        iron_frag<bfloat, 16, 128> v2982;
+        iron_frag_fill(v2982, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2982, shm4, long(v2978), long(128u));
+        iron_frag_mma(v455, v2980, v2982);
+        const uint v2984 = v2960 + 32u;
+        const uint v2989 = v2626 + 4096u;
+        iron_frag<bfloat, 16, 16> v2991;
+        iron_frag_fill(v2991, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2991, shm3, long(v2984), long(64u));
+        iron_frag<bfloat, 16, 128> v2993;
+        iron_frag_fill(v2993, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2993, shm4, long(v2989), long(128u));
+        iron_frag_mma(v455, v2991, v2993);
+        const uint v2995 = v2960 + 48u;
+        const uint v3000 = v2626 + 6144u;
+        iron_frag<bfloat, 16, 16> v3002;
+        iron_frag_fill(v3002, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3002, shm3, long(v2995), long(64u));
+        iron_frag<bfloat, 16, 128> v3004;
+        iron_frag_fill(v3004, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3004, shm4, long(v3000), long(128u));
+        iron_frag_mma(v455, v3002, v3004);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:529
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:530
   } else {
-    const uint v393 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const uint v394 = iron_tid.x;
+    const uint v494 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v495 = iron_tid.x;
 
-    for (uint v391 = 0u; v391 < v2; v391 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
-      for (uint v396 = v394; v396 < 8192u; v396 += v393) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v398 = v396 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v400 = v396 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v401 = v22 + v398;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v402 = v401 < v0;
-        const uint v403 = v391 + v400;
-        const bool v404 = v403 < v2;
-        const bool v405 = v402 && v404;
-        if (v405) {
-          const uint v407 = v401 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v409 = v407 + v391;
-          const uint v410 = v409 + v400;
-          const bfloat v411 = a[v410];
-          const uint v413 = v398 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v414 = v413 + v400;
-          shm3[v414] = v411;
+    for (uint v492 = 0u; v492 < v2; v492 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
+      for (uint v497 = v495; v497 < 8192u; v497 += v494) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v499 = v497 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v501 = v497 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v502 = v22 + v499;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v503 = v502 < v0;
+        const uint v504 = v492 + v501;
+        const bool v505 = v504 < v2;
+        const bool v506 = v503 && v505;
+        if (v506) {
+          const uint v508 = v502 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v510 = v508 + v492;
+          const uint v511 = v510 + v501;
+          const bfloat v512 = a[v511];
+          const uint v514 = v499 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v515 = v514 + v501;
+          shm3[v515] = v512;
         } else {
-          const uint v416 = v398 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v417 = v416 + v400;
-          shm3[v417] = bfloat(0.0f);
+          const uint v517 = v499 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v518 = v517 + v501;
+          shm3[v518] = bfloat(0.0f);
         }
       }
 
-      for (uint v422 = v394; v422 < 8192u; v422 += v393) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const uint v424 = v422 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const uint v426 = v422 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const uint v428 = v424 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const uint v429 = v428 + v426;
-        const uint v430 = v391 + v424;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v431 = v430 < v2;
-        const uint v432 = v26 + v426;
-        const bool v433 = v432 < v1;
-        const bool v434 = v431 && v433;
-        if (v434) {
-          const uint v436 = v430 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const uint v437 = v436 + v26;
-          const uint v438 = v437 + v426;
-          const bfloat v439 = b[v438];
-          shm4[v429] = v439;
+      for (uint v523 = v495; v523 < 8192u; v523 += v494) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const uint v525 = v523 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const uint v527 = v523 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const uint v529 = v525 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const uint v530 = v529 + v527;
+        const uint v531 = v492 + v525;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v532 = v531 < v2;
+        const uint v533 = v26 + v527;
+        const bool v534 = v533 < v1;
+        const bool v535 = v532 && v534;
+        if (v535) {
+          const uint v537 = v531 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const uint v538 = v537 + v26;
+          const uint v539 = v538 + v527;
+          const bfloat v540 = b[v539];
+          shm4[v530] = v540;
         } else {
-          shm4[v429] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+          shm4[v530] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
-      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:520
-        const uint v447 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
-        const uint v448 = v447 << 6u;
-        const uint v2906 = v348 & 3u;
-        const uint v2908 = v2906 << 4u;
-        const uint v2910 = v2908 << 6u;
-        const uint v2912 = v448 + v2910;
-        iron_frag<bfloat, 16, 16> v2921;
-        iron_frag_fill(v2921, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2921, shm3, long(v2912), long(64u));
-        iron_frag<bfloat, 16, 128> v2923;
-        iron_frag_fill(v2923, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2923, shm4, long(0u), long(128u));
-        iron_frag_mma(v354, v2921, v2923);
-        const uint v2925 = v2912 + 16u;
-        iron_frag<bfloat, 16, 16> v2932;
-        iron_frag_fill(v2932, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2932, shm3, long(v2925), long(64u));
-        iron_frag<bfloat, 16, 128> v2934;
-        iron_frag_fill(v2934, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2934, shm4, long(2048u), long(128u));
-        iron_frag_mma(v354, v2932, v2934);
-        const uint v2936 = v2912 + 32u;
-        iron_frag<bfloat, 16, 16> v2943;
-        iron_frag_fill(v2943, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2943, shm3, long(v2936), long(64u));
-        iron_frag<bfloat, 16, 128> v2945;
-        iron_frag_fill(v2945, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2945, shm4, long(4096u), long(128u));
-        iron_frag_mma(v354, v2943, v2945);
-        const uint v2947 = v2912 + 48u;
-        iron_frag<bfloat, 16, 16> v2954;
-        iron_frag_fill(v2954, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2954, shm3, long(v2947), long(64u));
-        iron_frag<bfloat, 16, 128> v2956;
-        iron_frag_fill(v2956, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2956, shm4, long(6144u), long(128u));
-        iron_frag_mma(v354, v2954, v2956);
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:520
+      if (v450) {  // kernels/gemm/gemm_warpgroup.hpp:521
+        const uint v548 = v453 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:461
+        const uint v549 = v548 << 6u;
+        const uint v3007 = v449 & 3u;
+        const uint v3009 = v3007 << 4u;
+        const uint v3011 = v3009 << 6u;
+        const uint v3013 = v549 + v3011;
+        iron_frag<bfloat, 16, 16> v3022;
+        iron_frag_fill(v3022, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3022, shm3, long(v3013), long(64u));
+        iron_frag<bfloat, 16, 128> v3024;
+        iron_frag_fill(v3024, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3024, shm4, long(0u), long(128u));
+        iron_frag_mma(v455, v3022, v3024);
+        const uint v3026 = v3013 + 16u;
+        iron_frag<bfloat, 16, 16> v3033;
+        iron_frag_fill(v3033, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3033, shm3, long(v3026), long(64u));
+        iron_frag<bfloat, 16, 128> v3035;
+        iron_frag_fill(v3035, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3035, shm4, long(2048u), long(128u));
+        iron_frag_mma(v455, v3033, v3035);
+        const uint v3037 = v3013 + 32u;
+        iron_frag<bfloat, 16, 16> v3044;
+        iron_frag_fill(v3044, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3044, shm3, long(v3037), long(64u));
+        iron_frag<bfloat, 16, 128> v3046;
+        iron_frag_fill(v3046, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3046, shm4, long(4096u), long(128u));
+        iron_frag_mma(v455, v3044, v3046);
+        const uint v3048 = v3013 + 48u;
+        iron_frag<bfloat, 16, 16> v3055;
+        iron_frag_fill(v3055, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3055, shm3, long(v3048), long(64u));
+        iron_frag<bfloat, 16, 128> v3057;
+        iron_frag_fill(v3057, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3057, shm4, long(6144u), long(128u));
+        iron_frag_mma(v455, v3055, v3057);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
     }
   }
-  const uint v454 = v348 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
-  const uint v455 = v454 << 4u;
-  const uint v457 = v352 << 6u;
-  const uint v458 = v22 + v457;
-  const uint v459 = v458 + v455;
-  const uint v460 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v461 = v459 + v460;
-  const uint v462 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v463 = v26 + v462;
-  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v465 = v349 && v464;
-  const bool v466 = v463 < v1;
-  const bool v467 = v465 && v466;
-  if (v467) {
-    const float v468 = v354.m[0][0].thread_elements()[0];
-    const float v469 = v468 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v470 = bfloat(v469);
-    const uint v471 = v461 * v1;
-    const uint v472 = v471 + v463;
-    out[v472] = v470;
-  }
-  const uint v473 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v474 = v459 + v473;
-  const uint v475 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v476 = v26 + v475;
-  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v478 = v349 && v477;
-  const bool v479 = v476 < v1;
-  const bool v480 = v478 && v479;
-  if (v480) {
-    const float v481 = v354.m[0][0].thread_elements()[1];
-    const float v482 = v481 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v483 = bfloat(v482);
-    const uint v484 = v474 * v1;
-    const uint v485 = v484 + v476;
-    out[v485] = v483;
-  }
-  const uint v486 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v487 = v459 + v486;
-  const uint v488 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v489 = v26 + v488;
-  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v491 = v349 && v490;
-  const bool v492 = v489 < v1;
-  const bool v493 = v491 && v492;
-  if (v493) {
-    const float v494 = v354.m[0][1].thread_elements()[0];
-    const float v495 = v494 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v496 = bfloat(v495);
-    const uint v497 = v487 * v1;
-    const uint v498 = v497 + v489;
-    out[v498] = v496;
-  }
-  const uint v499 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v500 = v459 + v499;
-  const uint v501 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v502 = v26 + v501;
-  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v504 = v349 && v503;
-  const bool v505 = v502 < v1;
-  const bool v506 = v504 && v505;
-  if (v506) {
-    const float v507 = v354.m[0][1].thread_elements()[1];
-    const float v508 = v507 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v509 = bfloat(v508);
-    const uint v510 = v500 * v1;
-    const uint v511 = v510 + v502;
-    out[v511] = v509;
-  }
-  const uint v512 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v513 = v459 + v512;
-  const uint v514 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v515 = v26 + v514;
-  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v517 = v349 && v516;
-  const bool v518 = v515 < v1;
-  const bool v519 = v517 && v518;
-  if (v519) {
-    const float v520 = v354.m[0][2].thread_elements()[0];
-    const float v521 = v520 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v522 = bfloat(v521);
-    const uint v523 = v513 * v1;
-    const uint v524 = v523 + v515;
-    out[v524] = v522;
-  }
-  const uint v525 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v526 = v459 + v525;
-  const uint v527 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v528 = v26 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v530 = v349 && v529;
-  const bool v531 = v528 < v1;
-  const bool v532 = v530 && v531;
-  if (v532) {
-    const float v533 = v354.m[0][2].thread_elements()[1];
-    const float v534 = v533 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v535 = bfloat(v534);
-    const uint v536 = v526 * v1;
-    const uint v537 = v536 + v528;
-    out[v537] = v535;
-  }
-  const uint v538 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v539 = v459 + v538;
-  const uint v540 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v541 = v26 + v540;
-  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v543 = v349 && v542;
-  const bool v544 = v541 < v1;
-  const bool v545 = v543 && v544;
-  if (v545) {
-    const float v546 = v354.m[0][3].thread_elements()[0];
-    const float v547 = v546 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v548 = bfloat(v547);
-    const uint v549 = v539 * v1;
-    const uint v550 = v549 + v541;
-    out[v550] = v548;
-  }
-  const uint v551 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v552 = v459 + v551;
-  const uint v553 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v554 = v26 + v553;
-  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v556 = v349 && v555;
-  const bool v557 = v554 < v1;
-  const bool v558 = v556 && v557;
-  if (v558) {
-    const float v559 = v354.m[0][3].thread_elements()[1];
-    const float v560 = v559 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v561 = bfloat(v560);
-    const uint v562 = v552 * v1;
-    const uint v563 = v562 + v554;
-    out[v563] = v561;
-  }
-  const uint v564 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v565 = v459 + v564;
-  const uint v566 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v567 = v26 + v566;
-  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v569 = v349 && v568;
-  const bool v570 = v567 < v1;
-  const bool v571 = v569 && v570;
-  if (v571) {
-    const float v572 = v354.m[0][4].thread_elements()[0];
-    const float v573 = v572 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v574 = bfloat(v573);
-    const uint v575 = v565 * v1;
-    const uint v576 = v575 + v567;
-    out[v576] = v574;
-  }
-  const uint v577 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v578 = v459 + v577;
-  const uint v579 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v580 = v26 + v579;
-  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v582 = v349 && v581;
-  const bool v583 = v580 < v1;
-  const bool v584 = v582 && v583;
-  if (v584) {
-    const float v585 = v354.m[0][4].thread_elements()[1];
-    const float v586 = v585 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v587 = bfloat(v586);
-    const uint v588 = v578 * v1;
-    const uint v589 = v588 + v580;
-    out[v589] = v587;
-  }
-  const uint v590 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v591 = v459 + v590;
-  const uint v592 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v593 = v26 + v592;
-  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v595 = v349 && v594;
-  const bool v596 = v593 < v1;
-  const bool v597 = v595 && v596;
-  if (v597) {
-    const float v598 = v354.m[0][5].thread_elements()[0];
-    const float v599 = v598 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v600 = bfloat(v599);
-    const uint v601 = v591 * v1;
-    const uint v602 = v601 + v593;
-    out[v602] = v600;
-  }
-  const uint v603 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v604 = v459 + v603;
-  const uint v605 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v606 = v26 + v605;
-  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v608 = v349 && v607;
-  const bool v609 = v606 < v1;
-  const bool v610 = v608 && v609;
-  if (v610) {
-    const float v611 = v354.m[0][5].thread_elements()[1];
-    const float v612 = v611 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v613 = bfloat(v612);
-    const uint v614 = v604 * v1;
-    const uint v615 = v614 + v606;
-    out[v615] = v613;
-  }
-  const uint v616 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v617 = v459 + v616;
-  const uint v618 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v619 = v26 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v621 = v349 && v620;
-  const bool v622 = v619 < v1;
-  const bool v623 = v621 && v622;
-  if (v623) {
-    const float v624 = v354.m[0][6].thread_elements()[0];
-    const float v625 = v624 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v626 = bfloat(v625);
-    const uint v627 = v617 * v1;
-    const uint v628 = v627 + v619;
-    out[v628] = v626;
-  }
-  const uint v629 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v630 = v459 + v629;
-  const uint v631 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v632 = v26 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v634 = v349 && v633;
-  const bool v635 = v632 < v1;
-  const bool v636 = v634 && v635;
-  if (v636) {
-    const float v637 = v354.m[0][6].thread_elements()[1];
-    const float v638 = v637 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v639 = bfloat(v638);
-    const uint v640 = v630 * v1;
-    const uint v641 = v640 + v632;
-    out[v641] = v639;
-  }
-  const uint v642 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v643 = v459 + v642;
-  const uint v644 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v645 = v26 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v647 = v349 && v646;
-  const bool v648 = v645 < v1;
-  const bool v649 = v647 && v648;
-  if (v649) {
-    const float v650 = v354.m[0][7].thread_elements()[0];
-    const float v651 = v650 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v652 = bfloat(v651);
-    const uint v653 = v643 * v1;
-    const uint v654 = v653 + v645;
-    out[v654] = v652;
-  }
-  const uint v655 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v656 = v459 + v655;
-  const uint v657 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v658 = v26 + v657;
-  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v660 = v349 && v659;
-  const bool v661 = v658 < v1;
-  const bool v662 = v660 && v661;
-  if (v662) {
-    const float v663 = v354.m[0][7].thread_elements()[1];
-    const float v664 = v663 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v665 = bfloat(v664);
-    const uint v666 = v656 * v1;
-    const uint v667 = v666 + v658;
-    out[v667] = v665;
-  }
-  const uint v668 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v669 = v459 + v668;
-  const uint v670 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v671 = v26 + v670;
-  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v673 = v349 && v672;
-  const bool v674 = v671 < v1;
-  const bool v675 = v673 && v674;
-  if (v675) {
-    const float v676 = v354.m[0][8].thread_elements()[0];
-    const float v677 = v676 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v678 = bfloat(v677);
-    const uint v679 = v669 * v1;
-    const uint v680 = v679 + v671;
-    out[v680] = v678;
-  }
-  const uint v681 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v682 = v459 + v681;
-  const uint v683 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v684 = v26 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v686 = v349 && v685;
-  const bool v687 = v684 < v1;
-  const bool v688 = v686 && v687;
-  if (v688) {
-    const float v689 = v354.m[0][8].thread_elements()[1];
-    const float v690 = v689 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v691 = bfloat(v690);
-    const uint v692 = v682 * v1;
-    const uint v693 = v692 + v684;
-    out[v693] = v691;
-  }
-  const uint v694 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v695 = v459 + v694;
-  const uint v696 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v697 = v26 + v696;
-  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v699 = v349 && v698;
-  const bool v700 = v697 < v1;
-  const bool v701 = v699 && v700;
-  if (v701) {
-    const float v702 = v354.m[0][9].thread_elements()[0];
-    const float v703 = v702 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v704 = bfloat(v703);
-    const uint v705 = v695 * v1;
-    const uint v706 = v705 + v697;
-    out[v706] = v704;
-  }
-  const uint v707 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v708 = v459 + v707;
-  const uint v709 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v710 = v26 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v712 = v349 && v711;
-  const bool v713 = v710 < v1;
-  const bool v714 = v712 && v713;
-  if (v714) {
-    const float v715 = v354.m[0][9].thread_elements()[1];
-    const float v716 = v715 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v717 = bfloat(v716);
-    const uint v718 = v708 * v1;
-    const uint v719 = v718 + v710;
-    out[v719] = v717;
-  }
-  const uint v720 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v721 = v459 + v720;
-  const uint v722 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v723 = v26 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v725 = v349 && v724;
-  const bool v726 = v723 < v1;
-  const bool v727 = v725 && v726;
-  if (v727) {
-    const float v728 = v354.m[0][10].thread_elements()[0];
-    const float v729 = v728 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v730 = bfloat(v729);
-    const uint v731 = v721 * v1;
-    const uint v732 = v731 + v723;
-    out[v732] = v730;
-  }
-  const uint v733 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v734 = v459 + v733;
-  const uint v735 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v736 = v26 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v738 = v349 && v737;
-  const bool v739 = v736 < v1;
-  const bool v740 = v738 && v739;
-  if (v740) {
-    const float v741 = v354.m[0][10].thread_elements()[1];
-    const float v742 = v741 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v743 = bfloat(v742);
-    const uint v744 = v734 * v1;
-    const uint v745 = v744 + v736;
-    out[v745] = v743;
-  }
-  const uint v746 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v747 = v459 + v746;
-  const uint v748 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v749 = v26 + v748;
-  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v751 = v349 && v750;
-  const bool v752 = v749 < v1;
-  const bool v753 = v751 && v752;
-  if (v753) {
-    const float v754 = v354.m[0][11].thread_elements()[0];
-    const float v755 = v754 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v756 = bfloat(v755);
-    const uint v757 = v747 * v1;
-    const uint v758 = v757 + v749;
-    out[v758] = v756;
-  }
-  const uint v759 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v760 = v459 + v759;
-  const uint v761 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v762 = v26 + v761;
-  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v764 = v349 && v763;
-  const bool v765 = v762 < v1;
-  const bool v766 = v764 && v765;
-  if (v766) {
-    const float v767 = v354.m[0][11].thread_elements()[1];
-    const float v768 = v767 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v769 = bfloat(v768);
-    const uint v770 = v760 * v1;
-    const uint v771 = v770 + v762;
-    out[v771] = v769;
-  }
-  const uint v772 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v773 = v459 + v772;
-  const uint v774 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v775 = v26 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v777 = v349 && v776;
-  const bool v778 = v775 < v1;
-  const bool v779 = v777 && v778;
-  if (v779) {
-    const float v780 = v354.m[0][12].thread_elements()[0];
-    const float v781 = v780 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v782 = bfloat(v781);
-    const uint v783 = v773 * v1;
-    const uint v784 = v783 + v775;
-    out[v784] = v782;
-  }
-  const uint v785 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v786 = v459 + v785;
-  const uint v787 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v788 = v26 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v790 = v349 && v789;
-  const bool v791 = v788 < v1;
-  const bool v792 = v790 && v791;
-  if (v792) {
-    const float v793 = v354.m[0][12].thread_elements()[1];
-    const float v794 = v793 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v795 = bfloat(v794);
-    const uint v796 = v786 * v1;
-    const uint v797 = v796 + v788;
-    out[v797] = v795;
-  }
-  const uint v798 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v799 = v459 + v798;
-  const uint v800 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v801 = v26 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v803 = v349 && v802;
-  const bool v804 = v801 < v1;
-  const bool v805 = v803 && v804;
-  if (v805) {
-    const float v806 = v354.m[0][13].thread_elements()[0];
-    const float v807 = v806 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v808 = bfloat(v807);
-    const uint v809 = v799 * v1;
-    const uint v810 = v809 + v801;
-    out[v810] = v808;
-  }
-  const uint v811 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v812 = v459 + v811;
-  const uint v813 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v814 = v26 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v816 = v349 && v815;
-  const bool v817 = v814 < v1;
-  const bool v818 = v816 && v817;
-  if (v818) {
-    const float v819 = v354.m[0][13].thread_elements()[1];
-    const float v820 = v819 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v821 = bfloat(v820);
-    const uint v822 = v812 * v1;
-    const uint v823 = v822 + v814;
-    out[v823] = v821;
-  }
-  const uint v824 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v825 = v459 + v824;
-  const uint v826 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v827 = v26 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v829 = v349 && v828;
-  const bool v830 = v827 < v1;
-  const bool v831 = v829 && v830;
-  if (v831) {
-    const float v832 = v354.m[0][14].thread_elements()[0];
-    const float v833 = v832 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v834 = bfloat(v833);
-    const uint v835 = v825 * v1;
-    const uint v836 = v835 + v827;
-    out[v836] = v834;
-  }
-  const uint v837 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v838 = v459 + v837;
-  const uint v839 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v840 = v26 + v839;
-  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v842 = v349 && v841;
-  const bool v843 = v840 < v1;
-  const bool v844 = v842 && v843;
-  if (v844) {
-    const float v845 = v354.m[0][14].thread_elements()[1];
-    const float v846 = v845 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v847 = bfloat(v846);
-    const uint v848 = v838 * v1;
-    const uint v849 = v848 + v840;
-    out[v849] = v847;
-  }
-  const uint v850 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v851 = v459 + v850;
-  const uint v852 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v853 = v26 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v855 = v349 && v854;
-  const bool v856 = v853 < v1;
-  const bool v857 = v855 && v856;
-  if (v857) {
-    const float v858 = v354.m[0][15].thread_elements()[0];
-    const float v859 = v858 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v860 = bfloat(v859);
-    const uint v861 = v851 * v1;
-    const uint v862 = v861 + v853;
-    out[v862] = v860;
-  }
-  const uint v863 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v864 = v459 + v863;
-  const uint v865 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v866 = v26 + v865;
-  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v868 = v349 && v867;
-  const bool v869 = v866 < v1;
-  const bool v870 = v868 && v869;
-  if (v870) {
-    const float v871 = v354.m[0][15].thread_elements()[1];
-    const float v872 = v871 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v873 = bfloat(v872);
-    const uint v874 = v864 * v1;
-    const uint v875 = v874 + v866;
-    out[v875] = v873;
-  }
-  const uint v876 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v877 = v459 + v876;
-  const uint v878 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v879 = v26 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v881 = v349 && v880;
-  const bool v882 = v879 < v1;
-  const bool v883 = v881 && v882;
-  if (v883) {
-    const float v884 = v354.m[1][0].thread_elements()[0];
-    const float v885 = v884 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v886 = bfloat(v885);
-    const uint v887 = v877 * v1;
-    const uint v888 = v887 + v879;
-    out[v888] = v886;
-  }
-  const uint v889 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v890 = v459 + v889;
-  const uint v891 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v892 = v26 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v894 = v349 && v893;
-  const bool v895 = v892 < v1;
-  const bool v896 = v894 && v895;
-  if (v896) {
-    const float v897 = v354.m[1][0].thread_elements()[1];
-    const float v898 = v897 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v899 = bfloat(v898);
-    const uint v900 = v890 * v1;
-    const uint v901 = v900 + v892;
-    out[v901] = v899;
-  }
-  const uint v902 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v903 = v459 + v902;
-  const uint v904 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v905 = v26 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v907 = v349 && v906;
-  const bool v908 = v905 < v1;
-  const bool v909 = v907 && v908;
-  if (v909) {
-    const float v910 = v354.m[1][1].thread_elements()[0];
-    const float v911 = v910 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v912 = bfloat(v911);
-    const uint v913 = v903 * v1;
-    const uint v914 = v913 + v905;
-    out[v914] = v912;
-  }
-  const uint v915 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v916 = v459 + v915;
-  const uint v917 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v918 = v26 + v917;
-  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v920 = v349 && v919;
-  const bool v921 = v918 < v1;
-  const bool v922 = v920 && v921;
-  if (v922) {
-    const float v923 = v354.m[1][1].thread_elements()[1];
-    const float v924 = v923 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v925 = bfloat(v924);
-    const uint v926 = v916 * v1;
-    const uint v927 = v926 + v918;
-    out[v927] = v925;
-  }
-  const uint v928 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v929 = v459 + v928;
-  const uint v930 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v931 = v26 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v933 = v349 && v932;
-  const bool v934 = v931 < v1;
-  const bool v935 = v933 && v934;
-  if (v935) {
-    const float v936 = v354.m[1][2].thread_elements()[0];
-    const float v937 = v936 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v938 = bfloat(v937);
-    const uint v939 = v929 * v1;
-    const uint v940 = v939 + v931;
-    out[v940] = v938;
-  }
-  const uint v941 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v942 = v459 + v941;
-  const uint v943 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v944 = v26 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v946 = v349 && v945;
-  const bool v947 = v944 < v1;
-  const bool v948 = v946 && v947;
-  if (v948) {
-    const float v949 = v354.m[1][2].thread_elements()[1];
-    const float v950 = v949 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v951 = bfloat(v950);
-    const uint v952 = v942 * v1;
-    const uint v953 = v952 + v944;
-    out[v953] = v951;
-  }
-  const uint v954 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v955 = v459 + v954;
-  const uint v956 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v957 = v26 + v956;
-  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v959 = v349 && v958;
-  const bool v960 = v957 < v1;
-  const bool v961 = v959 && v960;
-  if (v961) {
-    const float v962 = v354.m[1][3].thread_elements()[0];
-    const float v963 = v962 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v964 = bfloat(v963);
-    const uint v965 = v955 * v1;
-    const uint v966 = v965 + v957;
-    out[v966] = v964;
-  }
-  const uint v967 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v968 = v459 + v967;
-  const uint v969 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v970 = v26 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v972 = v349 && v971;
-  const bool v973 = v970 < v1;
-  const bool v974 = v972 && v973;
-  if (v974) {
-    const float v975 = v354.m[1][3].thread_elements()[1];
-    const float v976 = v975 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v977 = bfloat(v976);
-    const uint v978 = v968 * v1;
-    const uint v979 = v978 + v970;
-    out[v979] = v977;
-  }
-  const uint v980 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v981 = v459 + v980;
-  const uint v982 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v983 = v26 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v985 = v349 && v984;
-  const bool v986 = v983 < v1;
-  const bool v987 = v985 && v986;
-  if (v987) {
-    const float v988 = v354.m[1][4].thread_elements()[0];
-    const float v989 = v988 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v990 = bfloat(v989);
-    const uint v991 = v981 * v1;
-    const uint v992 = v991 + v983;
-    out[v992] = v990;
-  }
-  const uint v993 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v994 = v459 + v993;
-  const uint v995 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v996 = v26 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v998 = v349 && v997;
-  const bool v999 = v996 < v1;
-  const bool v1000 = v998 && v999;
-  if (v1000) {
-    const float v1001 = v354.m[1][4].thread_elements()[1];
-    const float v1002 = v1001 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1003 = bfloat(v1002);
-    const uint v1004 = v994 * v1;
-    const uint v1005 = v1004 + v996;
-    out[v1005] = v1003;
-  }
-  const uint v1006 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1007 = v459 + v1006;
-  const uint v1008 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1009 = v26 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1011 = v349 && v1010;
-  const bool v1012 = v1009 < v1;
-  const bool v1013 = v1011 && v1012;
-  if (v1013) {
-    const float v1014 = v354.m[1][5].thread_elements()[0];
-    const float v1015 = v1014 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1016 = bfloat(v1015);
-    const uint v1017 = v1007 * v1;
-    const uint v1018 = v1017 + v1009;
-    out[v1018] = v1016;
-  }
-  const uint v1019 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1020 = v459 + v1019;
-  const uint v1021 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1022 = v26 + v1021;
-  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1024 = v349 && v1023;
-  const bool v1025 = v1022 < v1;
-  const bool v1026 = v1024 && v1025;
-  if (v1026) {
-    const float v1027 = v354.m[1][5].thread_elements()[1];
-    const float v1028 = v1027 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1029 = bfloat(v1028);
-    const uint v1030 = v1020 * v1;
-    const uint v1031 = v1030 + v1022;
-    out[v1031] = v1029;
-  }
-  const uint v1032 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1033 = v459 + v1032;
-  const uint v1034 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1035 = v26 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1037 = v349 && v1036;
-  const bool v1038 = v1035 < v1;
-  const bool v1039 = v1037 && v1038;
-  if (v1039) {
-    const float v1040 = v354.m[1][6].thread_elements()[0];
-    const float v1041 = v1040 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1042 = bfloat(v1041);
-    const uint v1043 = v1033 * v1;
-    const uint v1044 = v1043 + v1035;
-    out[v1044] = v1042;
-  }
-  const uint v1045 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1046 = v459 + v1045;
-  const uint v1047 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1048 = v26 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1050 = v349 && v1049;
-  const bool v1051 = v1048 < v1;
-  const bool v1052 = v1050 && v1051;
-  if (v1052) {
-    const float v1053 = v354.m[1][6].thread_elements()[1];
-    const float v1054 = v1053 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1055 = bfloat(v1054);
-    const uint v1056 = v1046 * v1;
-    const uint v1057 = v1056 + v1048;
-    out[v1057] = v1055;
-  }
-  const uint v1058 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1059 = v459 + v1058;
-  const uint v1060 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1061 = v26 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1063 = v349 && v1062;
-  const bool v1064 = v1061 < v1;
-  const bool v1065 = v1063 && v1064;
-  if (v1065) {
-    const float v1066 = v354.m[1][7].thread_elements()[0];
-    const float v1067 = v1066 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1068 = bfloat(v1067);
-    const uint v1069 = v1059 * v1;
-    const uint v1070 = v1069 + v1061;
-    out[v1070] = v1068;
-  }
-  const uint v1071 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1072 = v459 + v1071;
-  const uint v1073 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1074 = v26 + v1073;
-  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1076 = v349 && v1075;
-  const bool v1077 = v1074 < v1;
-  const bool v1078 = v1076 && v1077;
-  if (v1078) {
-    const float v1079 = v354.m[1][7].thread_elements()[1];
-    const float v1080 = v1079 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1081 = bfloat(v1080);
-    const uint v1082 = v1072 * v1;
-    const uint v1083 = v1082 + v1074;
-    out[v1083] = v1081;
-  }
-  const uint v1084 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1085 = v459 + v1084;
-  const uint v1086 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1087 = v26 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1089 = v349 && v1088;
-  const bool v1090 = v1087 < v1;
-  const bool v1091 = v1089 && v1090;
-  if (v1091) {
-    const float v1092 = v354.m[1][8].thread_elements()[0];
-    const float v1093 = v1092 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1094 = bfloat(v1093);
-    const uint v1095 = v1085 * v1;
-    const uint v1096 = v1095 + v1087;
-    out[v1096] = v1094;
-  }
-  const uint v1097 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1098 = v459 + v1097;
-  const uint v1099 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1100 = v26 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1102 = v349 && v1101;
-  const bool v1103 = v1100 < v1;
-  const bool v1104 = v1102 && v1103;
-  if (v1104) {
-    const float v1105 = v354.m[1][8].thread_elements()[1];
-    const float v1106 = v1105 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1107 = bfloat(v1106);
-    const uint v1108 = v1098 * v1;
-    const uint v1109 = v1108 + v1100;
-    out[v1109] = v1107;
-  }
-  const uint v1110 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1111 = v459 + v1110;
-  const uint v1112 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1113 = v26 + v1112;
-  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1115 = v349 && v1114;
-  const bool v1116 = v1113 < v1;
-  const bool v1117 = v1115 && v1116;
-  if (v1117) {
-    const float v1118 = v354.m[1][9].thread_elements()[0];
-    const float v1119 = v1118 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1120 = bfloat(v1119);
-    const uint v1121 = v1111 * v1;
-    const uint v1122 = v1121 + v1113;
-    out[v1122] = v1120;
-  }
-  const uint v1123 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1124 = v459 + v1123;
-  const uint v1125 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1126 = v26 + v1125;
-  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1128 = v349 && v1127;
-  const bool v1129 = v1126 < v1;
-  const bool v1130 = v1128 && v1129;
-  if (v1130) {
-    const float v1131 = v354.m[1][9].thread_elements()[1];
-    const float v1132 = v1131 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1133 = bfloat(v1132);
-    const uint v1134 = v1124 * v1;
-    const uint v1135 = v1134 + v1126;
-    out[v1135] = v1133;
-  }
-  const uint v1136 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1137 = v459 + v1136;
-  const uint v1138 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1139 = v26 + v1138;
-  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1141 = v349 && v1140;
-  const bool v1142 = v1139 < v1;
-  const bool v1143 = v1141 && v1142;
-  if (v1143) {
-    const float v1144 = v354.m[1][10].thread_elements()[0];
-    const float v1145 = v1144 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1146 = bfloat(v1145);
-    const uint v1147 = v1137 * v1;
-    const uint v1148 = v1147 + v1139;
-    out[v1148] = v1146;
-  }
-  const uint v1149 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1150 = v459 + v1149;
-  const uint v1151 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1152 = v26 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1154 = v349 && v1153;
-  const bool v1155 = v1152 < v1;
-  const bool v1156 = v1154 && v1155;
-  if (v1156) {
-    const float v1157 = v354.m[1][10].thread_elements()[1];
-    const float v1158 = v1157 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1159 = bfloat(v1158);
-    const uint v1160 = v1150 * v1;
-    const uint v1161 = v1160 + v1152;
-    out[v1161] = v1159;
-  }
-  const uint v1162 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1163 = v459 + v1162;
-  const uint v1164 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1165 = v26 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1167 = v349 && v1166;
-  const bool v1168 = v1165 < v1;
-  const bool v1169 = v1167 && v1168;
-  if (v1169) {
-    const float v1170 = v354.m[1][11].thread_elements()[0];
-    const float v1171 = v1170 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1172 = bfloat(v1171);
-    const uint v1173 = v1163 * v1;
-    const uint v1174 = v1173 + v1165;
-    out[v1174] = v1172;
-  }
-  const uint v1175 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1176 = v459 + v1175;
-  const uint v1177 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1178 = v26 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1180 = v349 && v1179;
-  const bool v1181 = v1178 < v1;
-  const bool v1182 = v1180 && v1181;
-  if (v1182) {
-    const float v1183 = v354.m[1][11].thread_elements()[1];
-    const float v1184 = v1183 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1185 = bfloat(v1184);
-    const uint v1186 = v1176 * v1;
-    const uint v1187 = v1186 + v1178;
-    out[v1187] = v1185;
-  }
-  const uint v1188 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1189 = v459 + v1188;
-  const uint v1190 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1191 = v26 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1193 = v349 && v1192;
-  const bool v1194 = v1191 < v1;
-  const bool v1195 = v1193 && v1194;
-  if (v1195) {
-    const float v1196 = v354.m[1][12].thread_elements()[0];
-    const float v1197 = v1196 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1198 = bfloat(v1197);
-    const uint v1199 = v1189 * v1;
-    const uint v1200 = v1199 + v1191;
-    out[v1200] = v1198;
-  }
-  const uint v1201 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1202 = v459 + v1201;
-  const uint v1203 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1204 = v26 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1206 = v349 && v1205;
-  const bool v1207 = v1204 < v1;
-  const bool v1208 = v1206 && v1207;
-  if (v1208) {
-    const float v1209 = v354.m[1][12].thread_elements()[1];
-    const float v1210 = v1209 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1211 = bfloat(v1210);
-    const uint v1212 = v1202 * v1;
-    const uint v1213 = v1212 + v1204;
-    out[v1213] = v1211;
-  }
-  const uint v1214 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1215 = v459 + v1214;
-  const uint v1216 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1217 = v26 + v1216;
-  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1219 = v349 && v1218;
-  const bool v1220 = v1217 < v1;
-  const bool v1221 = v1219 && v1220;
-  if (v1221) {
-    const float v1222 = v354.m[1][13].thread_elements()[0];
-    const float v1223 = v1222 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1224 = bfloat(v1223);
-    const uint v1225 = v1215 * v1;
-    const uint v1226 = v1225 + v1217;
-    out[v1226] = v1224;
-  }
-  const uint v1227 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1228 = v459 + v1227;
-  const uint v1229 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1230 = v26 + v1229;
-  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1232 = v349 && v1231;
-  const bool v1233 = v1230 < v1;
-  const bool v1234 = v1232 && v1233;
-  if (v1234) {
-    const float v1235 = v354.m[1][13].thread_elements()[1];
-    const float v1236 = v1235 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1237 = bfloat(v1236);
-    const uint v1238 = v1228 * v1;
-    const uint v1239 = v1238 + v1230;
-    out[v1239] = v1237;
-  }
-  const uint v1240 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1241 = v459 + v1240;
-  const uint v1242 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1243 = v26 + v1242;
-  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1245 = v349 && v1244;
-  const bool v1246 = v1243 < v1;
-  const bool v1247 = v1245 && v1246;
-  if (v1247) {
-    const float v1248 = v354.m[1][14].thread_elements()[0];
-    const float v1249 = v1248 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1250 = bfloat(v1249);
-    const uint v1251 = v1241 * v1;
-    const uint v1252 = v1251 + v1243;
-    out[v1252] = v1250;
-  }
-  const uint v1253 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1254 = v459 + v1253;
-  const uint v1255 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1256 = v26 + v1255;
-  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1258 = v349 && v1257;
-  const bool v1259 = v1256 < v1;
-  const bool v1260 = v1258 && v1259;
-  if (v1260) {
-    const float v1261 = v354.m[1][14].thread_elements()[1];
-    const float v1262 = v1261 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1263 = bfloat(v1262);
-    const uint v1264 = v1254 * v1;
-    const uint v1265 = v1264 + v1256;
-    out[v1265] = v1263;
-  }
-  const uint v1266 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1267 = v459 + v1266;
-  const uint v1268 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1269 = v26 + v1268;
-  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1271 = v349 && v1270;
-  const bool v1272 = v1269 < v1;
-  const bool v1273 = v1271 && v1272;
-  if (v1273) {
-    const float v1274 = v354.m[1][15].thread_elements()[0];
-    const float v1275 = v1274 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1276 = bfloat(v1275);
-    const uint v1277 = v1267 * v1;
-    const uint v1278 = v1277 + v1269;
-    out[v1278] = v1276;
-  }
-  const uint v1279 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1280 = v459 + v1279;
-  const uint v1281 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1282 = v26 + v1281;
-  const bool v1283 = v1280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1284 = v349 && v1283;
-  const bool v1285 = v1282 < v1;
-  const bool v1286 = v1284 && v1285;
-  if (v1286) {
-    const float v1287 = v354.m[1][15].thread_elements()[1];
-    const float v1288 = v1287 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1289 = bfloat(v1288);
-    const uint v1290 = v1280 * v1;
-    const uint v1291 = v1290 + v1282;
-    out[v1291] = v1289;
-  }
-  const uint v1293 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
-  iron_frag<float, 16, 128> v1301;  // kernels/gemm/gemm_warpgroup.hpp:423
-  iron_frag_fill(v1301, float(0.0f));
-  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:528
-    const uint v2694 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:383
-    const uint v2696 = v348 << 5u;
-    const uint v2697 = v2696 + v2694;
-    const uint v2701 = v2697 >> 3u;
-    const uint v2703 = v2697 & 7u;
-    const uint v2705 = v2703 << 3u;
-    const uint v2706 = v22 + v2701;
-    const bool v2708 = v2706 < v0;
-    const uint v2711 = v2706 * v2;
-    const uint v2716 = v2701 << 6u;
-    const uint v2720 = v2697 + 384u;
-    const uint v2722 = v2720 >> 3u;
-    const uint v2724 = v2720 & 7u;
-    const uint v2726 = v2724 << 3u;
-    const uint v2727 = v22 + v2722;
-    const bool v2729 = v2727 < v0;
-    const uint v2732 = v2727 * v2;
-    const uint v2737 = v2722 << 6u;
-    const uint v2741 = v2697 + 768u;
-    const bool v2743 = v2741 < 1024u;
-    const uint v2774 = v2697 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-    const uint v2776 = v2697 & 15u;
-    const uint v2778 = v2776 << 3u;
-    const uint v2780 = v1293 + v2778;
-    const bool v2782 = v2780 < v1;
-    const uint v2789 = v2774 << 7u;
-    const uint v2795 = v2720 >> 4u;
-    const uint v2797 = v2720 & 15u;
-    const uint v2799 = v2797 << 3u;
-    const uint v2801 = v1293 + v2799;
-    const bool v2803 = v2801 < v1;
-    const uint v2810 = v2795 << 7u;
+  const uint v555 = v449 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:551
+  const uint v556 = v555 << 4u;
+  const uint v558 = v453 << 6u;
+  const uint v559 = v22 + v558;
+  const uint v560 = v559 + v556;
+  const uint v561 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v562 = v560 + v561;
+  const uint v563 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v564 = v26 + v563;
+  const bool v565 = v562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v566 = v450 && v565;
+  const bool v567 = v564 < v1;
+  const bool v568 = v566 && v567;
+  if (v568) {
+    const float v569 = v455.m[0][0].thread_elements()[0];
+    const float v570 = v569 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v571 = bfloat(v570);
+    const uint v572 = v562 * v1;
+    const uint v573 = v572 + v564;
+    out[v573] = v571;
+  }
+  const uint v574 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v575 = v560 + v574;
+  const uint v576 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v577 = v26 + v576;
+  const bool v578 = v575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v579 = v450 && v578;
+  const bool v580 = v577 < v1;
+  const bool v581 = v579 && v580;
+  if (v581) {
+    const float v582 = v455.m[0][0].thread_elements()[1];
+    const float v583 = v582 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v584 = bfloat(v583);
+    const uint v585 = v575 * v1;
+    const uint v586 = v585 + v577;
+    out[v586] = v584;
+  }
+  const uint v587 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v588 = v560 + v587;
+  const uint v589 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v590 = v26 + v589;
+  const bool v591 = v588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v592 = v450 && v591;
+  const bool v593 = v590 < v1;
+  const bool v594 = v592 && v593;
+  if (v594) {
+    const float v595 = v455.m[0][1].thread_elements()[0];
+    const float v596 = v595 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v597 = bfloat(v596);
+    const uint v598 = v588 * v1;
+    const uint v599 = v598 + v590;
+    out[v599] = v597;
+  }
+  const uint v600 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v601 = v560 + v600;
+  const uint v602 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v603 = v26 + v602;
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v605 = v450 && v604;
+  const bool v606 = v603 < v1;
+  const bool v607 = v605 && v606;
+  if (v607) {
+    const float v608 = v455.m[0][1].thread_elements()[1];
+    const float v609 = v608 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v610 = bfloat(v609);
+    const uint v611 = v601 * v1;
+    const uint v612 = v611 + v603;
+    out[v612] = v610;
+  }
+  const uint v613 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v614 = v560 + v613;
+  const uint v615 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v616 = v26 + v615;
+  const bool v617 = v614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v618 = v450 && v617;
+  const bool v619 = v616 < v1;
+  const bool v620 = v618 && v619;
+  if (v620) {
+    const float v621 = v455.m[0][2].thread_elements()[0];
+    const float v622 = v621 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v623 = bfloat(v622);
+    const uint v624 = v614 * v1;
+    const uint v625 = v624 + v616;
+    out[v625] = v623;
+  }
+  const uint v626 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v627 = v560 + v626;
+  const uint v628 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v629 = v26 + v628;
+  const bool v630 = v627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v631 = v450 && v630;
+  const bool v632 = v629 < v1;
+  const bool v633 = v631 && v632;
+  if (v633) {
+    const float v634 = v455.m[0][2].thread_elements()[1];
+    const float v635 = v634 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v636 = bfloat(v635);
+    const uint v637 = v627 * v1;
+    const uint v638 = v637 + v629;
+    out[v638] = v636;
+  }
+  const uint v639 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v640 = v560 + v639;
+  const uint v641 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v642 = v26 + v641;
+  const bool v643 = v640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v644 = v450 && v643;
+  const bool v645 = v642 < v1;
+  const bool v646 = v644 && v645;
+  if (v646) {
+    const float v647 = v455.m[0][3].thread_elements()[0];
+    const float v648 = v647 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v649 = bfloat(v648);
+    const uint v650 = v640 * v1;
+    const uint v651 = v650 + v642;
+    out[v651] = v649;
+  }
+  const uint v652 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v653 = v560 + v652;
+  const uint v654 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v655 = v26 + v654;
+  const bool v656 = v653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v657 = v450 && v656;
+  const bool v658 = v655 < v1;
+  const bool v659 = v657 && v658;
+  if (v659) {
+    const float v660 = v455.m[0][3].thread_elements()[1];
+    const float v661 = v660 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v662 = bfloat(v661);
+    const uint v663 = v653 * v1;
+    const uint v664 = v663 + v655;
+    out[v664] = v662;
+  }
+  const uint v665 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v666 = v560 + v665;
+  const uint v667 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v668 = v26 + v667;
+  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v670 = v450 && v669;
+  const bool v671 = v668 < v1;
+  const bool v672 = v670 && v671;
+  if (v672) {
+    const float v673 = v455.m[0][4].thread_elements()[0];
+    const float v674 = v673 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v675 = bfloat(v674);
+    const uint v676 = v666 * v1;
+    const uint v677 = v676 + v668;
+    out[v677] = v675;
+  }
+  const uint v678 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v679 = v560 + v678;
+  const uint v680 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v681 = v26 + v680;
+  const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v683 = v450 && v682;
+  const bool v684 = v681 < v1;
+  const bool v685 = v683 && v684;
+  if (v685) {
+    const float v686 = v455.m[0][4].thread_elements()[1];
+    const float v687 = v686 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v688 = bfloat(v687);
+    const uint v689 = v679 * v1;
+    const uint v690 = v689 + v681;
+    out[v690] = v688;
+  }
+  const uint v691 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v692 = v560 + v691;
+  const uint v693 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v694 = v26 + v693;
+  const bool v695 = v692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v696 = v450 && v695;
+  const bool v697 = v694 < v1;
+  const bool v698 = v696 && v697;
+  if (v698) {
+    const float v699 = v455.m[0][5].thread_elements()[0];
+    const float v700 = v699 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v701 = bfloat(v700);
+    const uint v702 = v692 * v1;
+    const uint v703 = v702 + v694;
+    out[v703] = v701;
+  }
+  const uint v704 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v705 = v560 + v704;
+  const uint v706 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v707 = v26 + v706;
+  const bool v708 = v705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v709 = v450 && v708;
+  const bool v710 = v707 < v1;
+  const bool v711 = v709 && v710;
+  if (v711) {
+    const float v712 = v455.m[0][5].thread_elements()[1];
+    const float v713 = v712 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v714 = bfloat(v713);
+    const uint v715 = v705 * v1;
+    const uint v716 = v715 + v707;
+    out[v716] = v714;
+  }
+  const uint v717 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v718 = v560 + v717;
+  const uint v719 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v720 = v26 + v719;
+  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v722 = v450 && v721;
+  const bool v723 = v720 < v1;
+  const bool v724 = v722 && v723;
+  if (v724) {
+    const float v725 = v455.m[0][6].thread_elements()[0];
+    const float v726 = v725 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v727 = bfloat(v726);
+    const uint v728 = v718 * v1;
+    const uint v729 = v728 + v720;
+    out[v729] = v727;
+  }
+  const uint v730 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v731 = v560 + v730;
+  const uint v732 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v733 = v26 + v732;
+  const bool v734 = v731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v735 = v450 && v734;
+  const bool v736 = v733 < v1;
+  const bool v737 = v735 && v736;
+  if (v737) {
+    const float v738 = v455.m[0][6].thread_elements()[1];
+    const float v739 = v738 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v740 = bfloat(v739);
+    const uint v741 = v731 * v1;
+    const uint v742 = v741 + v733;
+    out[v742] = v740;
+  }
+  const uint v743 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v744 = v560 + v743;
+  const uint v745 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v746 = v26 + v745;
+  const bool v747 = v744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v748 = v450 && v747;
+  const bool v749 = v746 < v1;
+  const bool v750 = v748 && v749;
+  if (v750) {
+    const float v751 = v455.m[0][7].thread_elements()[0];
+    const float v752 = v751 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v753 = bfloat(v752);
+    const uint v754 = v744 * v1;
+    const uint v755 = v754 + v746;
+    out[v755] = v753;
+  }
+  const uint v756 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v757 = v560 + v756;
+  const uint v758 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v759 = v26 + v758;
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v761 = v450 && v760;
+  const bool v762 = v759 < v1;
+  const bool v763 = v761 && v762;
+  if (v763) {
+    const float v764 = v455.m[0][7].thread_elements()[1];
+    const float v765 = v764 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v766 = bfloat(v765);
+    const uint v767 = v757 * v1;
+    const uint v768 = v767 + v759;
+    out[v768] = v766;
+  }
+  const uint v769 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v770 = v560 + v769;
+  const uint v771 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v772 = v26 + v771;
+  const bool v773 = v770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v774 = v450 && v773;
+  const bool v775 = v772 < v1;
+  const bool v776 = v774 && v775;
+  if (v776) {
+    const float v777 = v455.m[0][8].thread_elements()[0];
+    const float v778 = v777 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v779 = bfloat(v778);
+    const uint v780 = v770 * v1;
+    const uint v781 = v780 + v772;
+    out[v781] = v779;
+  }
+  const uint v782 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v783 = v560 + v782;
+  const uint v784 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v785 = v26 + v784;
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v787 = v450 && v786;
+  const bool v788 = v785 < v1;
+  const bool v789 = v787 && v788;
+  if (v789) {
+    const float v790 = v455.m[0][8].thread_elements()[1];
+    const float v791 = v790 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v792 = bfloat(v791);
+    const uint v793 = v783 * v1;
+    const uint v794 = v793 + v785;
+    out[v794] = v792;
+  }
+  const uint v795 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v796 = v560 + v795;
+  const uint v797 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v798 = v26 + v797;
+  const bool v799 = v796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v800 = v450 && v799;
+  const bool v801 = v798 < v1;
+  const bool v802 = v800 && v801;
+  if (v802) {
+    const float v803 = v455.m[0][9].thread_elements()[0];
+    const float v804 = v803 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v805 = bfloat(v804);
+    const uint v806 = v796 * v1;
+    const uint v807 = v806 + v798;
+    out[v807] = v805;
+  }
+  const uint v808 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v809 = v560 + v808;
+  const uint v810 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v811 = v26 + v810;
+  const bool v812 = v809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v813 = v450 && v812;
+  const bool v814 = v811 < v1;
+  const bool v815 = v813 && v814;
+  if (v815) {
+    const float v816 = v455.m[0][9].thread_elements()[1];
+    const float v817 = v816 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v818 = bfloat(v817);
+    const uint v819 = v809 * v1;
+    const uint v820 = v819 + v811;
+    out[v820] = v818;
+  }
+  const uint v821 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v822 = v560 + v821;
+  const uint v823 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v824 = v26 + v823;
+  const bool v825 = v822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v826 = v450 && v825;
+  const bool v827 = v824 < v1;
+  const bool v828 = v826 && v827;
+  if (v828) {
+    const float v829 = v455.m[0][10].thread_elements()[0];
+    const float v830 = v829 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v831 = bfloat(v830);
+    const uint v832 = v822 * v1;
+    const uint v833 = v832 + v824;
+    out[v833] = v831;
+  }
+  const uint v834 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v835 = v560 + v834;
+  const uint v836 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v837 = v26 + v836;
+  const bool v838 = v835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v839 = v450 && v838;
+  const bool v840 = v837 < v1;
+  const bool v841 = v839 && v840;
+  if (v841) {
+    const float v842 = v455.m[0][10].thread_elements()[1];
+    const float v843 = v842 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v844 = bfloat(v843);
+    const uint v845 = v835 * v1;
+    const uint v846 = v845 + v837;
+    out[v846] = v844;
+  }
+  const uint v847 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v848 = v560 + v847;
+  const uint v849 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v850 = v26 + v849;
+  const bool v851 = v848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v852 = v450 && v851;
+  const bool v853 = v850 < v1;
+  const bool v854 = v852 && v853;
+  if (v854) {
+    const float v855 = v455.m[0][11].thread_elements()[0];
+    const float v856 = v855 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v857 = bfloat(v856);
+    const uint v858 = v848 * v1;
+    const uint v859 = v858 + v850;
+    out[v859] = v857;
+  }
+  const uint v860 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v861 = v560 + v860;
+  const uint v862 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v863 = v26 + v862;
+  const bool v864 = v861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v865 = v450 && v864;
+  const bool v866 = v863 < v1;
+  const bool v867 = v865 && v866;
+  if (v867) {
+    const float v868 = v455.m[0][11].thread_elements()[1];
+    const float v869 = v868 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v870 = bfloat(v869);
+    const uint v871 = v861 * v1;
+    const uint v872 = v871 + v863;
+    out[v872] = v870;
+  }
+  const uint v873 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v874 = v560 + v873;
+  const uint v875 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v876 = v26 + v875;
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v878 = v450 && v877;
+  const bool v879 = v876 < v1;
+  const bool v880 = v878 && v879;
+  if (v880) {
+    const float v881 = v455.m[0][12].thread_elements()[0];
+    const float v882 = v881 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v883 = bfloat(v882);
+    const uint v884 = v874 * v1;
+    const uint v885 = v884 + v876;
+    out[v885] = v883;
+  }
+  const uint v886 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v887 = v560 + v886;
+  const uint v888 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v889 = v26 + v888;
+  const bool v890 = v887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v891 = v450 && v890;
+  const bool v892 = v889 < v1;
+  const bool v893 = v891 && v892;
+  if (v893) {
+    const float v894 = v455.m[0][12].thread_elements()[1];
+    const float v895 = v894 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v896 = bfloat(v895);
+    const uint v897 = v887 * v1;
+    const uint v898 = v897 + v889;
+    out[v898] = v896;
+  }
+  const uint v899 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v900 = v560 + v899;
+  const uint v901 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v902 = v26 + v901;
+  const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v904 = v450 && v903;
+  const bool v905 = v902 < v1;
+  const bool v906 = v904 && v905;
+  if (v906) {
+    const float v907 = v455.m[0][13].thread_elements()[0];
+    const float v908 = v907 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v909 = bfloat(v908);
+    const uint v910 = v900 * v1;
+    const uint v911 = v910 + v902;
+    out[v911] = v909;
+  }
+  const uint v912 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v913 = v560 + v912;
+  const uint v914 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v915 = v26 + v914;
+  const bool v916 = v913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v917 = v450 && v916;
+  const bool v918 = v915 < v1;
+  const bool v919 = v917 && v918;
+  if (v919) {
+    const float v920 = v455.m[0][13].thread_elements()[1];
+    const float v921 = v920 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v922 = bfloat(v921);
+    const uint v923 = v913 * v1;
+    const uint v924 = v923 + v915;
+    out[v924] = v922;
+  }
+  const uint v925 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v926 = v560 + v925;
+  const uint v927 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v928 = v26 + v927;
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v930 = v450 && v929;
+  const bool v931 = v928 < v1;
+  const bool v932 = v930 && v931;
+  if (v932) {
+    const float v933 = v455.m[0][14].thread_elements()[0];
+    const float v934 = v933 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v935 = bfloat(v934);
+    const uint v936 = v926 * v1;
+    const uint v937 = v936 + v928;
+    out[v937] = v935;
+  }
+  const uint v938 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v939 = v560 + v938;
+  const uint v940 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v941 = v26 + v940;
+  const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v943 = v450 && v942;
+  const bool v944 = v941 < v1;
+  const bool v945 = v943 && v944;
+  if (v945) {
+    const float v946 = v455.m[0][14].thread_elements()[1];
+    const float v947 = v946 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v948 = bfloat(v947);
+    const uint v949 = v939 * v1;
+    const uint v950 = v949 + v941;
+    out[v950] = v948;
+  }
+  const uint v951 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v952 = v560 + v951;
+  const uint v953 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v954 = v26 + v953;
+  const bool v955 = v952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v956 = v450 && v955;
+  const bool v957 = v954 < v1;
+  const bool v958 = v956 && v957;
+  if (v958) {
+    const float v959 = v455.m[0][15].thread_elements()[0];
+    const float v960 = v959 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v961 = bfloat(v960);
+    const uint v962 = v952 * v1;
+    const uint v963 = v962 + v954;
+    out[v963] = v961;
+  }
+  const uint v964 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v965 = v560 + v964;
+  const uint v966 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v967 = v26 + v966;
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v969 = v450 && v968;
+  const bool v970 = v967 < v1;
+  const bool v971 = v969 && v970;
+  if (v971) {
+    const float v972 = v455.m[0][15].thread_elements()[1];
+    const float v973 = v972 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v974 = bfloat(v973);
+    const uint v975 = v965 * v1;
+    const uint v976 = v975 + v967;
+    out[v976] = v974;
+  }
+  const uint v977 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v978 = v560 + v977;
+  const uint v979 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v980 = v26 + v979;
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v982 = v450 && v981;
+  const bool v983 = v980 < v1;
+  const bool v984 = v982 && v983;
+  if (v984) {
+    const float v985 = v455.m[1][0].thread_elements()[0];
+    const float v986 = v985 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v987 = bfloat(v986);
+    const uint v988 = v978 * v1;
+    const uint v989 = v988 + v980;
+    out[v989] = v987;
+  }
+  const uint v990 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v991 = v560 + v990;
+  const uint v992 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v993 = v26 + v992;
+  const bool v994 = v991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v995 = v450 && v994;
+  const bool v996 = v993 < v1;
+  const bool v997 = v995 && v996;
+  if (v997) {
+    const float v998 = v455.m[1][0].thread_elements()[1];
+    const float v999 = v998 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1000 = bfloat(v999);
+    const uint v1001 = v991 * v1;
+    const uint v1002 = v1001 + v993;
+    out[v1002] = v1000;
+  }
+  const uint v1003 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1004 = v560 + v1003;
+  const uint v1005 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1006 = v26 + v1005;
+  const bool v1007 = v1004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1008 = v450 && v1007;
+  const bool v1009 = v1006 < v1;
+  const bool v1010 = v1008 && v1009;
+  if (v1010) {
+    const float v1011 = v455.m[1][1].thread_elements()[0];
+    const float v1012 = v1011 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1013 = bfloat(v1012);
+    const uint v1014 = v1004 * v1;
+    const uint v1015 = v1014 + v1006;
+    out[v1015] = v1013;
+  }
+  const uint v1016 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1017 = v560 + v1016;
+  const uint v1018 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1019 = v26 + v1018;
+  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1021 = v450 && v1020;
+  const bool v1022 = v1019 < v1;
+  const bool v1023 = v1021 && v1022;
+  if (v1023) {
+    const float v1024 = v455.m[1][1].thread_elements()[1];
+    const float v1025 = v1024 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1026 = bfloat(v1025);
+    const uint v1027 = v1017 * v1;
+    const uint v1028 = v1027 + v1019;
+    out[v1028] = v1026;
+  }
+  const uint v1029 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1030 = v560 + v1029;
+  const uint v1031 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1032 = v26 + v1031;
+  const bool v1033 = v1030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1034 = v450 && v1033;
+  const bool v1035 = v1032 < v1;
+  const bool v1036 = v1034 && v1035;
+  if (v1036) {
+    const float v1037 = v455.m[1][2].thread_elements()[0];
+    const float v1038 = v1037 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1039 = bfloat(v1038);
+    const uint v1040 = v1030 * v1;
+    const uint v1041 = v1040 + v1032;
+    out[v1041] = v1039;
+  }
+  const uint v1042 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1043 = v560 + v1042;
+  const uint v1044 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1045 = v26 + v1044;
+  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1047 = v450 && v1046;
+  const bool v1048 = v1045 < v1;
+  const bool v1049 = v1047 && v1048;
+  if (v1049) {
+    const float v1050 = v455.m[1][2].thread_elements()[1];
+    const float v1051 = v1050 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1052 = bfloat(v1051);
+    const uint v1053 = v1043 * v1;
+    const uint v1054 = v1053 + v1045;
+    out[v1054] = v1052;
+  }
+  const uint v1055 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1056 = v560 + v1055;
+  const uint v1057 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1058 = v26 + v1057;
+  const bool v1059 = v1056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1060 = v450 && v1059;
+  const bool v1061 = v1058 < v1;
+  const bool v1062 = v1060 && v1061;
+  if (v1062) {
+    const float v1063 = v455.m[1][3].thread_elements()[0];
+    const float v1064 = v1063 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1065 = bfloat(v1064);
+    const uint v1066 = v1056 * v1;
+    const uint v1067 = v1066 + v1058;
+    out[v1067] = v1065;
+  }
+  const uint v1068 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1069 = v560 + v1068;
+  const uint v1070 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1071 = v26 + v1070;
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1073 = v450 && v1072;
+  const bool v1074 = v1071 < v1;
+  const bool v1075 = v1073 && v1074;
+  if (v1075) {
+    const float v1076 = v455.m[1][3].thread_elements()[1];
+    const float v1077 = v1076 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1078 = bfloat(v1077);
+    const uint v1079 = v1069 * v1;
+    const uint v1080 = v1079 + v1071;
+    out[v1080] = v1078;
+  }
+  const uint v1081 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1082 = v560 + v1081;
+  const uint v1083 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1084 = v26 + v1083;
+  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1086 = v450 && v1085;
+  const bool v1087 = v1084 < v1;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v455.m[1][4].thread_elements()[0];
+    const float v1090 = v1089 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1091 = bfloat(v1090);
+    const uint v1092 = v1082 * v1;
+    const uint v1093 = v1092 + v1084;
+    out[v1093] = v1091;
+  }
+  const uint v1094 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1095 = v560 + v1094;
+  const uint v1096 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1097 = v26 + v1096;
+  const bool v1098 = v1095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1099 = v450 && v1098;
+  const bool v1100 = v1097 < v1;
+  const bool v1101 = v1099 && v1100;
+  if (v1101) {
+    const float v1102 = v455.m[1][4].thread_elements()[1];
+    const float v1103 = v1102 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1104 = bfloat(v1103);
+    const uint v1105 = v1095 * v1;
+    const uint v1106 = v1105 + v1097;
+    out[v1106] = v1104;
+  }
+  const uint v1107 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1108 = v560 + v1107;
+  const uint v1109 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1110 = v26 + v1109;
+  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1112 = v450 && v1111;
+  const bool v1113 = v1110 < v1;
+  const bool v1114 = v1112 && v1113;
+  if (v1114) {
+    const float v1115 = v455.m[1][5].thread_elements()[0];
+    const float v1116 = v1115 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1117 = bfloat(v1116);
+    const uint v1118 = v1108 * v1;
+    const uint v1119 = v1118 + v1110;
+    out[v1119] = v1117;
+  }
+  const uint v1120 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1121 = v560 + v1120;
+  const uint v1122 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1123 = v26 + v1122;
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1125 = v450 && v1124;
+  const bool v1126 = v1123 < v1;
+  const bool v1127 = v1125 && v1126;
+  if (v1127) {
+    const float v1128 = v455.m[1][5].thread_elements()[1];
+    const float v1129 = v1128 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1130 = bfloat(v1129);
+    const uint v1131 = v1121 * v1;
+    const uint v1132 = v1131 + v1123;
+    out[v1132] = v1130;
+  }
+  const uint v1133 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1134 = v560 + v1133;
+  const uint v1135 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1136 = v26 + v1135;
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1138 = v450 && v1137;
+  const bool v1139 = v1136 < v1;
+  const bool v1140 = v1138 && v1139;
+  if (v1140) {
+    const float v1141 = v455.m[1][6].thread_elements()[0];
+    const float v1142 = v1141 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1143 = bfloat(v1142);
+    const uint v1144 = v1134 * v1;
+    const uint v1145 = v1144 + v1136;
+    out[v1145] = v1143;
+  }
+  const uint v1146 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1147 = v560 + v1146;
+  const uint v1148 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1149 = v26 + v1148;
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1151 = v450 && v1150;
+  const bool v1152 = v1149 < v1;
+  const bool v1153 = v1151 && v1152;
+  if (v1153) {
+    const float v1154 = v455.m[1][6].thread_elements()[1];
+    const float v1155 = v1154 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1156 = bfloat(v1155);
+    const uint v1157 = v1147 * v1;
+    const uint v1158 = v1157 + v1149;
+    out[v1158] = v1156;
+  }
+  const uint v1159 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1160 = v560 + v1159;
+  const uint v1161 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1162 = v26 + v1161;
+  const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1164 = v450 && v1163;
+  const bool v1165 = v1162 < v1;
+  const bool v1166 = v1164 && v1165;
+  if (v1166) {
+    const float v1167 = v455.m[1][7].thread_elements()[0];
+    const float v1168 = v1167 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1169 = bfloat(v1168);
+    const uint v1170 = v1160 * v1;
+    const uint v1171 = v1170 + v1162;
+    out[v1171] = v1169;
+  }
+  const uint v1172 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1173 = v560 + v1172;
+  const uint v1174 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1175 = v26 + v1174;
+  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1177 = v450 && v1176;
+  const bool v1178 = v1175 < v1;
+  const bool v1179 = v1177 && v1178;
+  if (v1179) {
+    const float v1180 = v455.m[1][7].thread_elements()[1];
+    const float v1181 = v1180 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1182 = bfloat(v1181);
+    const uint v1183 = v1173 * v1;
+    const uint v1184 = v1183 + v1175;
+    out[v1184] = v1182;
+  }
+  const uint v1185 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1186 = v560 + v1185;
+  const uint v1187 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1188 = v26 + v1187;
+  const bool v1189 = v1186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1190 = v450 && v1189;
+  const bool v1191 = v1188 < v1;
+  const bool v1192 = v1190 && v1191;
+  if (v1192) {
+    const float v1193 = v455.m[1][8].thread_elements()[0];
+    const float v1194 = v1193 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1195 = bfloat(v1194);
+    const uint v1196 = v1186 * v1;
+    const uint v1197 = v1196 + v1188;
+    out[v1197] = v1195;
+  }
+  const uint v1198 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1199 = v560 + v1198;
+  const uint v1200 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1201 = v26 + v1200;
+  const bool v1202 = v1199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1203 = v450 && v1202;
+  const bool v1204 = v1201 < v1;
+  const bool v1205 = v1203 && v1204;
+  if (v1205) {
+    const float v1206 = v455.m[1][8].thread_elements()[1];
+    const float v1207 = v1206 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1208 = bfloat(v1207);
+    const uint v1209 = v1199 * v1;
+    const uint v1210 = v1209 + v1201;
+    out[v1210] = v1208;
+  }
+  const uint v1211 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1212 = v560 + v1211;
+  const uint v1213 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1214 = v26 + v1213;
+  const bool v1215 = v1212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1216 = v450 && v1215;
+  const bool v1217 = v1214 < v1;
+  const bool v1218 = v1216 && v1217;
+  if (v1218) {
+    const float v1219 = v455.m[1][9].thread_elements()[0];
+    const float v1220 = v1219 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1221 = bfloat(v1220);
+    const uint v1222 = v1212 * v1;
+    const uint v1223 = v1222 + v1214;
+    out[v1223] = v1221;
+  }
+  const uint v1224 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1225 = v560 + v1224;
+  const uint v1226 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1227 = v26 + v1226;
+  const bool v1228 = v1225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1229 = v450 && v1228;
+  const bool v1230 = v1227 < v1;
+  const bool v1231 = v1229 && v1230;
+  if (v1231) {
+    const float v1232 = v455.m[1][9].thread_elements()[1];
+    const float v1233 = v1232 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1234 = bfloat(v1233);
+    const uint v1235 = v1225 * v1;
+    const uint v1236 = v1235 + v1227;
+    out[v1236] = v1234;
+  }
+  const uint v1237 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1238 = v560 + v1237;
+  const uint v1239 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1240 = v26 + v1239;
+  const bool v1241 = v1238 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1242 = v450 && v1241;
+  const bool v1243 = v1240 < v1;
+  const bool v1244 = v1242 && v1243;
+  if (v1244) {
+    const float v1245 = v455.m[1][10].thread_elements()[0];
+    const float v1246 = v1245 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1247 = bfloat(v1246);
+    const uint v1248 = v1238 * v1;
+    const uint v1249 = v1248 + v1240;
+    out[v1249] = v1247;
+  }
+  const uint v1250 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1251 = v560 + v1250;
+  const uint v1252 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1253 = v26 + v1252;
+  const bool v1254 = v1251 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1255 = v450 && v1254;
+  const bool v1256 = v1253 < v1;
+  const bool v1257 = v1255 && v1256;
+  if (v1257) {
+    const float v1258 = v455.m[1][10].thread_elements()[1];
+    const float v1259 = v1258 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1260 = bfloat(v1259);
+    const uint v1261 = v1251 * v1;
+    const uint v1262 = v1261 + v1253;
+    out[v1262] = v1260;
+  }
+  const uint v1263 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1264 = v560 + v1263;
+  const uint v1265 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1266 = v26 + v1265;
+  const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1268 = v450 && v1267;
+  const bool v1269 = v1266 < v1;
+  const bool v1270 = v1268 && v1269;
+  if (v1270) {
+    const float v1271 = v455.m[1][11].thread_elements()[0];
+    const float v1272 = v1271 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1273 = bfloat(v1272);
+    const uint v1274 = v1264 * v1;
+    const uint v1275 = v1274 + v1266;
+    out[v1275] = v1273;
+  }
+  const uint v1276 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1277 = v560 + v1276;
+  const uint v1278 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1279 = v26 + v1278;
+  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1281 = v450 && v1280;
+  const bool v1282 = v1279 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v455.m[1][11].thread_elements()[1];
+    const float v1285 = v1284 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1286 = bfloat(v1285);
+    const uint v1287 = v1277 * v1;
+    const uint v1288 = v1287 + v1279;
+    out[v1288] = v1286;
+  }
+  const uint v1289 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1290 = v560 + v1289;
+  const uint v1291 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1292 = v26 + v1291;
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1294 = v450 && v1293;
+  const bool v1295 = v1292 < v1;
+  const bool v1296 = v1294 && v1295;
+  if (v1296) {
+    const float v1297 = v455.m[1][12].thread_elements()[0];
+    const float v1298 = v1297 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1299 = bfloat(v1298);
+    const uint v1300 = v1290 * v1;
+    const uint v1301 = v1300 + v1292;
+    out[v1301] = v1299;
+  }
+  const uint v1302 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1303 = v560 + v1302;
+  const uint v1304 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1305 = v26 + v1304;
+  const bool v1306 = v1303 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1307 = v450 && v1306;
+  const bool v1308 = v1305 < v1;
+  const bool v1309 = v1307 && v1308;
+  if (v1309) {
+    const float v1310 = v455.m[1][12].thread_elements()[1];
+    const float v1311 = v1310 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1312 = bfloat(v1311);
+    const uint v1313 = v1303 * v1;
+    const uint v1314 = v1313 + v1305;
+    out[v1314] = v1312;
+  }
+  const uint v1315 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1316 = v560 + v1315;
+  const uint v1317 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1318 = v26 + v1317;
+  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1320 = v450 && v1319;
+  const bool v1321 = v1318 < v1;
+  const bool v1322 = v1320 && v1321;
+  if (v1322) {
+    const float v1323 = v455.m[1][13].thread_elements()[0];
+    const float v1324 = v1323 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1325 = bfloat(v1324);
+    const uint v1326 = v1316 * v1;
+    const uint v1327 = v1326 + v1318;
+    out[v1327] = v1325;
+  }
+  const uint v1328 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1329 = v560 + v1328;
+  const uint v1330 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1331 = v26 + v1330;
+  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1333 = v450 && v1332;
+  const bool v1334 = v1331 < v1;
+  const bool v1335 = v1333 && v1334;
+  if (v1335) {
+    const float v1336 = v455.m[1][13].thread_elements()[1];
+    const float v1337 = v1336 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1338 = bfloat(v1337);
+    const uint v1339 = v1329 * v1;
+    const uint v1340 = v1339 + v1331;
+    out[v1340] = v1338;
+  }
+  const uint v1341 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1342 = v560 + v1341;
+  const uint v1343 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1344 = v26 + v1343;
+  const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1346 = v450 && v1345;
+  const bool v1347 = v1344 < v1;
+  const bool v1348 = v1346 && v1347;
+  if (v1348) {
+    const float v1349 = v455.m[1][14].thread_elements()[0];
+    const float v1350 = v1349 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1351 = bfloat(v1350);
+    const uint v1352 = v1342 * v1;
+    const uint v1353 = v1352 + v1344;
+    out[v1353] = v1351;
+  }
+  const uint v1354 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1355 = v560 + v1354;
+  const uint v1356 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1357 = v26 + v1356;
+  const bool v1358 = v1355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1359 = v450 && v1358;
+  const bool v1360 = v1357 < v1;
+  const bool v1361 = v1359 && v1360;
+  if (v1361) {
+    const float v1362 = v455.m[1][14].thread_elements()[1];
+    const float v1363 = v1362 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1364 = bfloat(v1363);
+    const uint v1365 = v1355 * v1;
+    const uint v1366 = v1365 + v1357;
+    out[v1366] = v1364;
+  }
+  const uint v1367 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1368 = v560 + v1367;
+  const uint v1369 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1370 = v26 + v1369;
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1372 = v450 && v1371;
+  const bool v1373 = v1370 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v455.m[1][15].thread_elements()[0];
+    const float v1376 = v1375 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1377 = bfloat(v1376);
+    const uint v1378 = v1368 * v1;
+    const uint v1379 = v1378 + v1370;
+    out[v1379] = v1377;
+  }
+  const uint v1380 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1381 = v560 + v1380;
+  const uint v1382 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1383 = v26 + v1382;
+  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1385 = v450 && v1384;
+  const bool v1386 = v1383 < v1;
+  const bool v1387 = v1385 && v1386;
+  if (v1387) {
+    const float v1388 = v455.m[1][15].thread_elements()[1];
+    const float v1389 = v1388 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1390 = bfloat(v1389);
+    const uint v1391 = v1381 * v1;
+    const uint v1392 = v1391 + v1383;
+    out[v1392] = v1390;
+  }
+  const uint v1394 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:620
+  iron_frag<float, 16, 128> v1402;  // kernels/gemm/gemm_warpgroup.hpp:424
+  iron_frag_fill(v1402, float(0.0f));
+  if (v464) {  // kernels/gemm/gemm_warpgroup.hpp:529
+    const uint v2795 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:384
+    const uint v2797 = v449 << 5u;
+    const uint v2798 = v2797 + v2795;
+    const uint v2802 = v2798 >> 3u;
+    const uint v2804 = v2798 & 7u;
+    const uint v2806 = v2804 << 3u;
+    const uint v2807 = v22 + v2802;
+    const bool v2809 = v2807 < v0;
+    const uint v2812 = v2807 * v2;
+    const uint v2817 = v2802 << 6u;
+    const uint v2821 = v2798 + 384u;
+    const uint v2823 = v2821 >> 3u;
+    const uint v2825 = v2821 & 7u;
+    const uint v2827 = v2825 << 3u;
+    const uint v2828 = v22 + v2823;
+    const bool v2830 = v2828 < v0;
+    const uint v2833 = v2828 * v2;
+    const uint v2838 = v2823 << 6u;
+    const uint v2842 = v2798 + 768u;
+    const bool v2844 = v2842 < 1024u;
+    const uint v2875 = v2798 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+    const uint v2877 = v2798 & 15u;
+    const uint v2879 = v2877 << 3u;
+    const uint v2881 = v1394 + v2879;
+    const bool v2883 = v2881 < v1;
+    const uint v2890 = v2875 << 7u;
+    const uint v2896 = v2821 >> 4u;
+    const uint v2898 = v2821 & 15u;
+    const uint v2900 = v2898 << 3u;
+    const uint v2902 = v1394 + v2900;
+    const bool v2904 = v2902 < v1;
+    const uint v2911 = v2896 << 7u;
 
-    for (uint v2685 = 0u; v2685 < v2; v2685 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:529
-      const uint v2687 = v2685 >> 6u;
-      const uint v2689 = v2687 % 1u;
+    for (uint v2786 = 0u; v2786 < v2; v2786 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:530
+      const uint v2788 = v2786 >> 6u;
+      const uint v2790 = v2788 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2691 = v2689 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
-      const uint v2707 = v2685 + v2705;  // kernels/gemm/gemm_warpgroup.hpp:383
-      const bool v2709 = v2707 < v2;
-      const bool v2710 = v2708 && v2709;
-      const uint v2713 = v2711 + v2707;
-      const uint v2714 = v2710 ? v2713 : 0u;
-      const uint v2717 = v2691 + v2716;
-      const uint v2718 = v2717 + v2705;
+      const uint v2792 = v2790 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:533
+      const uint v2808 = v2786 + v2806;  // kernels/gemm/gemm_warpgroup.hpp:384
+      const bool v2810 = v2808 < v2;
+      const bool v2811 = v2809 && v2810;
+      const uint v2814 = v2812 + v2808;
+      const uint v2815 = v2811 ? v2814 : 0u;
+      const uint v2818 = v2792 + v2817;
+      const uint v2819 = v2818 + v2806;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2718 + e] = v2710 ? a[v2714 + e] : bfloat(0);
+        shm3[v2819 + e] = v2811 ? a[v2815 + e] : bfloat(0);
       }
-      const uint v2728 = v2685 + v2726;
-      const bool v2730 = v2728 < v2;
-      const bool v2731 = v2729 && v2730;
-      const uint v2734 = v2732 + v2728;
-      const uint v2735 = v2731 ? v2734 : 0u;
-      const uint v2738 = v2691 + v2737;
-      const uint v2739 = v2738 + v2726;
+      const uint v2829 = v2786 + v2827;
+      const bool v2831 = v2829 < v2;
+      const bool v2832 = v2830 && v2831;
+      const uint v2835 = v2833 + v2829;
+      const uint v2836 = v2832 ? v2835 : 0u;
+      const uint v2839 = v2792 + v2838;
+      const uint v2840 = v2839 + v2827;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2739 + e] = v2731 ? a[v2735 + e] : bfloat(0);
+        shm3[v2840 + e] = v2832 ? a[v2836 + e] : bfloat(0);
       }
-      if (v2743) {
-        const uint v2745 = v2741 >> 3u;
-        const uint v2747 = v2741 & 7u;
-        const uint v2749 = v2747 << 3u;
-        const uint v2750 = v22 + v2745;
-        const uint v2751 = v2685 + v2749;
-        const bool v2752 = v2750 < v0;
-        const bool v2753 = v2751 < v2;
-        const bool v2754 = v2752 && v2753;
-        const uint v2755 = v2750 * v2;
-        const uint v2757 = v2755 + v2751;
-        const uint v2758 = v2754 ? v2757 : 0u;
-        const uint v2760 = v2745 << 6u;
-        const uint v2761 = v2691 + v2760;
-        const uint v2762 = v2761 + v2749;
+      if (v2844) {
+        const uint v2846 = v2842 >> 3u;
+        const uint v2848 = v2842 & 7u;
+        const uint v2850 = v2848 << 3u;
+        const uint v2851 = v22 + v2846;
+        const uint v2852 = v2786 + v2850;
+        const bool v2853 = v2851 < v0;
+        const bool v2854 = v2852 < v2;
+        const bool v2855 = v2853 && v2854;
+        const uint v2856 = v2851 * v2;
+        const uint v2858 = v2856 + v2852;
+        const uint v2859 = v2855 ? v2858 : 0u;
+        const uint v2861 = v2846 << 6u;
+        const uint v2862 = v2792 + v2861;
+        const uint v2863 = v2862 + v2850;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2762 + e] = v2754 ? a[v2758 + e] : bfloat(0);
+          shm3[v2863 + e] = v2855 ? a[v2859 + e] : bfloat(0);
         }
       }
-      const uint v2779 = v2685 + v2774;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const bool v2781 = v2779 < v2;
-      const bool v2783 = v2781 && v2782;
-      const uint v2784 = v2779 * v1;
-      const uint v2786 = v2784 + v2780;
-      const uint v2787 = v2783 ? v2786 : 0u;
-      const uint v2790 = v2691 + v2789;
-      const uint v2791 = v2790 + v2778;
+      const uint v2880 = v2786 + v2875;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const bool v2882 = v2880 < v2;
+      const bool v2884 = v2882 && v2883;
+      const uint v2885 = v2880 * v1;
+      const uint v2887 = v2885 + v2881;
+      const uint v2888 = v2884 ? v2887 : 0u;
+      const uint v2891 = v2792 + v2890;
+      const uint v2892 = v2891 + v2879;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2791 + e] = v2783 ? b[v2787 + e] : bfloat(0);
+        shm4[v2892 + e] = v2884 ? b[v2888 + e] : bfloat(0);
       }
-      const uint v2800 = v2685 + v2795;
-      const bool v2802 = v2800 < v2;
-      const bool v2804 = v2802 && v2803;
-      const uint v2805 = v2800 * v1;
-      const uint v2807 = v2805 + v2801;
-      const uint v2808 = v2804 ? v2807 : 0u;
-      const uint v2811 = v2691 + v2810;
-      const uint v2812 = v2811 + v2799;
+      const uint v2901 = v2786 + v2896;
+      const bool v2903 = v2901 < v2;
+      const bool v2905 = v2903 && v2904;
+      const uint v2906 = v2901 * v1;
+      const uint v2908 = v2906 + v2902;
+      const uint v2909 = v2905 ? v2908 : 0u;
+      const uint v2912 = v2792 + v2911;
+      const uint v2913 = v2912 + v2900;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2812 + e] = v2804 ? b[v2808 + e] : bfloat(0);
+        shm4[v2913 + e] = v2905 ? b[v2909 + e] : bfloat(0);
       }
-      if (v2743) {
-        const uint v2818 = v2741 >> 4u;
-        const uint v2820 = v2741 & 15u;
-        const uint v2822 = v2820 << 3u;
-        const uint v2823 = v2685 + v2818;
-        const uint v2824 = v1293 + v2822;
-        const bool v2825 = v2823 < v2;
-        const bool v2826 = v2824 < v1;
-        const bool v2827 = v2825 && v2826;
-        const uint v2828 = v2823 * v1;
-        const uint v2830 = v2828 + v2824;
-        const uint v2831 = v2827 ? v2830 : 0u;
-        const uint v2833 = v2818 << 7u;
-        const uint v2834 = v2691 + v2833;
-        const uint v2835 = v2834 + v2822;
+      if (v2844) {
+        const uint v2919 = v2842 >> 4u;
+        const uint v2921 = v2842 & 15u;
+        const uint v2923 = v2921 << 3u;
+        const uint v2924 = v2786 + v2919;
+        const uint v2925 = v1394 + v2923;
+        const bool v2926 = v2924 < v2;
+        const bool v2927 = v2925 < v1;
+        const bool v2928 = v2926 && v2927;
+        const uint v2929 = v2924 * v1;
+        const uint v2931 = v2929 + v2925;
+        const uint v2932 = v2928 ? v2931 : 0u;
+        const uint v2934 = v2919 << 7u;
+        const uint v2935 = v2792 + v2934;
+        const uint v2936 = v2935 + v2923;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2835 + e] = v2827 ? b[v2831 + e] : bfloat(0);
+          shm4[v2936 + e] = v2928 ? b[v2932 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:529
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:530
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v349) {
-        const uint v2845 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
-        const uint v2846 = v2691 + v2845;
-        const uint v2963 = v455 << 6u;
-        const uint v2965 = v2846 + v2963;
-        iron_frag<bfloat, 16, 16> v2974;
-        iron_frag_fill(v2974, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2974, shm3, long(v2965), long(64u));
-        iron_frag<bfloat, 16, 128> v2976;
-        iron_frag_fill(v2976, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2976, shm4, long(v2691), long(128u));
-        iron_frag_mma(v1301, v2974, v2976);
-        const uint v2978 = v2965 + 16u;
-        const uint v2983 = v2691 + 2048u;
-        iron_frag<bfloat, 16, 16> v2985;
-        iron_frag_fill(v2985, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2985, shm3, long(v2978), long(64u));
-        iron_frag<bfloat, 16, 128> v2987;
-        iron_frag_fill(v2987, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2987, shm4, long(v2983), long(128u));
-        iron_frag_mma(v1301, v2985, v2987);
-        const uint v2989 = v2965 + 32u;
-        const uint v2994 = v2691 + 4096u;
-        iron_frag<bfloat, 16, 16> v2996;
-        iron_frag_fill(v2996, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2996, shm3, long(v2989), long(64u));
-        iron_frag<bfloat, 16, 128> v2998;
-        iron_frag_fill(v2998, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2998, shm4, long(v2994), long(128u));
-        iron_frag_mma(v1301, v2996, v2998);
-        const uint v3000 = v2965 + 48u;
-        const uint v3005 = v2691 + 6144u;
-        iron_frag<bfloat, 16, 16> v3007;
-        iron_frag_fill(v3007, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3007, shm3, long(v3000), long(64u));
-        iron_frag<bfloat, 16, 128> v3009;
-        iron_frag_fill(v3009, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3009, shm4, long(v3005), long(128u));
-        iron_frag_mma(v1301, v3007, v3009);
+      if (v450) {
+        const uint v2946 = v558 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:461
+        const uint v2947 = v2792 + v2946;
+        const uint v3064 = v556 << 6u;
+        const uint v3066 = v2947 + v3064;
+        iron_frag<bfloat, 16, 16> v3075;
+        iron_frag_fill(v3075, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3075, shm3, long(v3066), long(64u));
+        iron_frag<bfloat, 16, 128> v3077;
+        iron_frag_fill(v3077, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3077, shm4, long(v2792), long(128u));
+        iron_frag_mma(v1402, v3075, v3077);
+        const uint v3079 = v3066 + 16u;
+        const uint v3084 = v2792 + 2048u;
+        iron_frag<bfloat, 16, 16> v3086;
+        iron_frag_fill(v3086, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3086, shm3, long(v3079), long(64u));
+        iron_frag<bfloat, 16, 128> v3088;
+        iron_frag_fill(v3088, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3088, shm4, long(v3084), long(128u));
+        iron_frag_mma(v1402, v3086, v3088);
+        const uint v3090 = v3066 + 32u;
+        const uint v3095 = v2792 + 4096u;
+        iron_frag<bfloat, 16, 16> v3097;
+        iron_frag_fill(v3097, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3097, shm3, long(v3090), long(64u));
+        iron_frag<bfloat, 16, 128> v3099;
+        iron_frag_fill(v3099, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3099, shm4, long(v3095), long(128u));
+        iron_frag_mma(v1402, v3097, v3099);
+        const uint v3101 = v3066 + 48u;
+        const uint v3106 = v2792 + 6144u;
+        iron_frag<bfloat, 16, 16> v3108;
+        iron_frag_fill(v3108, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3108, shm3, long(v3101), long(64u));
+        iron_frag<bfloat, 16, 128> v3110;
+        iron_frag_fill(v3110, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3110, shm4, long(v3106), long(128u));
+        iron_frag_mma(v1402, v3108, v3110);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:529
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:530
   } else {
-    const uint v1340 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const uint v1341 = iron_tid.x;
+    const uint v1441 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v1442 = iron_tid.x;
 
-    for (uint v1338 = 0u; v1338 < v2; v1338 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
-      for (uint v1343 = v1341; v1343 < 8192u; v1343 += v1340) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v1345 = v1343 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1347 = v1343 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v1348 = v22 + v1345;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1349 = v1348 < v0;
-        const uint v1350 = v1338 + v1347;
-        const bool v1351 = v1350 < v2;
-        const bool v1352 = v1349 && v1351;
-        if (v1352) {
-          const uint v1354 = v1348 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v1356 = v1354 + v1338;
-          const uint v1357 = v1356 + v1347;
-          const bfloat v1358 = a[v1357];
-          const uint v1360 = v1345 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v1361 = v1360 + v1347;
-          shm3[v1361] = v1358;
+    for (uint v1439 = 0u; v1439 < v2; v1439 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
+      for (uint v1444 = v1442; v1444 < 8192u; v1444 += v1441) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1446 = v1444 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1448 = v1444 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1449 = v22 + v1446;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1450 = v1449 < v0;
+        const uint v1451 = v1439 + v1448;
+        const bool v1452 = v1451 < v2;
+        const bool v1453 = v1450 && v1452;
+        if (v1453) {
+          const uint v1455 = v1449 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v1457 = v1455 + v1439;
+          const uint v1458 = v1457 + v1448;
+          const bfloat v1459 = a[v1458];
+          const uint v1461 = v1446 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v1462 = v1461 + v1448;
+          shm3[v1462] = v1459;
         } else {
-          const uint v1363 = v1345 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v1364 = v1363 + v1347;
-          shm3[v1364] = bfloat(0.0f);
+          const uint v1464 = v1446 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v1465 = v1464 + v1448;
+          shm3[v1465] = bfloat(0.0f);
         }
       }
 
-      for (uint v1369 = v1341; v1369 < 8192u; v1369 += v1340) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const uint v1371 = v1369 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const uint v1373 = v1369 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const uint v1375 = v1371 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const uint v1376 = v1375 + v1373;
-        const uint v1377 = v1338 + v1371;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v1378 = v1377 < v2;
-        const uint v1379 = v1293 + v1373;
-        const bool v1380 = v1379 < v1;
-        const bool v1381 = v1378 && v1380;
-        if (v1381) {
-          const uint v1383 = v1377 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const uint v1384 = v1383 + v1293;
-          const uint v1385 = v1384 + v1373;
-          const bfloat v1386 = b[v1385];
-          shm4[v1376] = v1386;
+      for (uint v1470 = v1442; v1470 < 8192u; v1470 += v1441) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const uint v1472 = v1470 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const uint v1474 = v1470 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const uint v1476 = v1472 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const uint v1477 = v1476 + v1474;
+        const uint v1478 = v1439 + v1472;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v1479 = v1478 < v2;
+        const uint v1480 = v1394 + v1474;
+        const bool v1481 = v1480 < v1;
+        const bool v1482 = v1479 && v1481;
+        if (v1482) {
+          const uint v1484 = v1478 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const uint v1485 = v1484 + v1394;
+          const uint v1486 = v1485 + v1474;
+          const bfloat v1487 = b[v1486];
+          shm4[v1477] = v1487;
         } else {
-          shm4[v1376] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+          shm4[v1477] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
-      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:520
-        const uint v1395 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
-        const uint v3016 = v455 << 6u;
-        const uint v3018 = v1395 + v3016;
-        iron_frag<bfloat, 16, 16> v3027;
-        iron_frag_fill(v3027, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3027, shm3, long(v3018), long(64u));
-        iron_frag<bfloat, 16, 128> v3029;
-        iron_frag_fill(v3029, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3029, shm4, long(0u), long(128u));
-        iron_frag_mma(v1301, v3027, v3029);
-        const uint v3031 = v3018 + 16u;
-        iron_frag<bfloat, 16, 16> v3038;
-        iron_frag_fill(v3038, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3038, shm3, long(v3031), long(64u));
-        iron_frag<bfloat, 16, 128> v3040;
-        iron_frag_fill(v3040, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3040, shm4, long(2048u), long(128u));
-        iron_frag_mma(v1301, v3038, v3040);
-        const uint v3042 = v3018 + 32u;
-        iron_frag<bfloat, 16, 16> v3049;
-        iron_frag_fill(v3049, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3049, shm3, long(v3042), long(64u));
-        iron_frag<bfloat, 16, 128> v3051;
-        iron_frag_fill(v3051, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3051, shm4, long(4096u), long(128u));
-        iron_frag_mma(v1301, v3049, v3051);
-        const uint v3053 = v3018 + 48u;
-        iron_frag<bfloat, 16, 16> v3060;
-        iron_frag_fill(v3060, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3060, shm3, long(v3053), long(64u));
-        iron_frag<bfloat, 16, 128> v3062;
-        iron_frag_fill(v3062, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3062, shm4, long(6144u), long(128u));
-        iron_frag_mma(v1301, v3060, v3062);
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:520
+      if (v450) {  // kernels/gemm/gemm_warpgroup.hpp:521
+        const uint v1496 = v558 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:461
+        const uint v3117 = v556 << 6u;
+        const uint v3119 = v1496 + v3117;
+        iron_frag<bfloat, 16, 16> v3128;
+        iron_frag_fill(v3128, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3128, shm3, long(v3119), long(64u));
+        iron_frag<bfloat, 16, 128> v3130;
+        iron_frag_fill(v3130, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3130, shm4, long(0u), long(128u));
+        iron_frag_mma(v1402, v3128, v3130);
+        const uint v3132 = v3119 + 16u;
+        iron_frag<bfloat, 16, 16> v3139;
+        iron_frag_fill(v3139, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3139, shm3, long(v3132), long(64u));
+        iron_frag<bfloat, 16, 128> v3141;
+        iron_frag_fill(v3141, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3141, shm4, long(2048u), long(128u));
+        iron_frag_mma(v1402, v3139, v3141);
+        const uint v3143 = v3119 + 32u;
+        iron_frag<bfloat, 16, 16> v3150;
+        iron_frag_fill(v3150, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3150, shm3, long(v3143), long(64u));
+        iron_frag<bfloat, 16, 128> v3152;
+        iron_frag_fill(v3152, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3152, shm4, long(4096u), long(128u));
+        iron_frag_mma(v1402, v3150, v3152);
+        const uint v3154 = v3119 + 48u;
+        iron_frag<bfloat, 16, 16> v3161;
+        iron_frag_fill(v3161, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3161, shm3, long(v3154), long(64u));
+        iron_frag<bfloat, 16, 128> v3163;
+        iron_frag_fill(v3163, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3163, shm4, long(6144u), long(128u));
+        iron_frag_mma(v1402, v3161, v3163);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
     }
   }
-  const uint v1407 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1408 = v459 + v1407;
-  const uint v1409 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1410 = v1293 + v1409;
-  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1412 = v349 && v1411;
-  const bool v1413 = v1410 < v1;
-  const bool v1414 = v1412 && v1413;
-  if (v1414) {
-    const float v1415 = v1301.m[0][0].thread_elements()[0];
-    const float v1416 = v1415 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1417 = bfloat(v1416);
-    const uint v1418 = v1408 * v1;
-    const uint v1419 = v1418 + v1410;
-    out[v1419] = v1417;
+  const uint v1508 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1509 = v560 + v1508;
+  const uint v1510 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1511 = v1394 + v1510;
+  const bool v1512 = v1509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1513 = v450 && v1512;
+  const bool v1514 = v1511 < v1;
+  const bool v1515 = v1513 && v1514;
+  if (v1515) {
+    const float v1516 = v1402.m[0][0].thread_elements()[0];
+    const float v1517 = v1516 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1518 = bfloat(v1517);
+    const uint v1519 = v1509 * v1;
+    const uint v1520 = v1519 + v1511;
+    out[v1520] = v1518;
   }
-  const uint v1420 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1421 = v459 + v1420;
-  const uint v1422 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1423 = v1293 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1425 = v349 && v1424;
-  const bool v1426 = v1423 < v1;
-  const bool v1427 = v1425 && v1426;
-  if (v1427) {
-    const float v1428 = v1301.m[0][0].thread_elements()[1];
-    const float v1429 = v1428 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1430 = bfloat(v1429);
-    const uint v1431 = v1421 * v1;
-    const uint v1432 = v1431 + v1423;
-    out[v1432] = v1430;
+  const uint v1521 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1522 = v560 + v1521;
+  const uint v1523 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1524 = v1394 + v1523;
+  const bool v1525 = v1522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1526 = v450 && v1525;
+  const bool v1527 = v1524 < v1;
+  const bool v1528 = v1526 && v1527;
+  if (v1528) {
+    const float v1529 = v1402.m[0][0].thread_elements()[1];
+    const float v1530 = v1529 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1531 = bfloat(v1530);
+    const uint v1532 = v1522 * v1;
+    const uint v1533 = v1532 + v1524;
+    out[v1533] = v1531;
   }
-  const uint v1433 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1434 = v459 + v1433;
-  const uint v1435 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1436 = v1293 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1438 = v349 && v1437;
-  const bool v1439 = v1436 < v1;
-  const bool v1440 = v1438 && v1439;
-  if (v1440) {
-    const float v1441 = v1301.m[0][1].thread_elements()[0];
-    const float v1442 = v1441 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1443 = bfloat(v1442);
-    const uint v1444 = v1434 * v1;
-    const uint v1445 = v1444 + v1436;
-    out[v1445] = v1443;
+  const uint v1534 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1535 = v560 + v1534;
+  const uint v1536 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1537 = v1394 + v1536;
+  const bool v1538 = v1535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1539 = v450 && v1538;
+  const bool v1540 = v1537 < v1;
+  const bool v1541 = v1539 && v1540;
+  if (v1541) {
+    const float v1542 = v1402.m[0][1].thread_elements()[0];
+    const float v1543 = v1542 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1544 = bfloat(v1543);
+    const uint v1545 = v1535 * v1;
+    const uint v1546 = v1545 + v1537;
+    out[v1546] = v1544;
   }
-  const uint v1446 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1447 = v459 + v1446;
-  const uint v1448 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1449 = v1293 + v1448;
-  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1451 = v349 && v1450;
-  const bool v1452 = v1449 < v1;
-  const bool v1453 = v1451 && v1452;
-  if (v1453) {
-    const float v1454 = v1301.m[0][1].thread_elements()[1];
-    const float v1455 = v1454 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1456 = bfloat(v1455);
-    const uint v1457 = v1447 * v1;
-    const uint v1458 = v1457 + v1449;
-    out[v1458] = v1456;
+  const uint v1547 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1548 = v560 + v1547;
+  const uint v1549 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1550 = v1394 + v1549;
+  const bool v1551 = v1548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1552 = v450 && v1551;
+  const bool v1553 = v1550 < v1;
+  const bool v1554 = v1552 && v1553;
+  if (v1554) {
+    const float v1555 = v1402.m[0][1].thread_elements()[1];
+    const float v1556 = v1555 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1557 = bfloat(v1556);
+    const uint v1558 = v1548 * v1;
+    const uint v1559 = v1558 + v1550;
+    out[v1559] = v1557;
   }
-  const uint v1459 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1460 = v459 + v1459;
-  const uint v1461 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1462 = v1293 + v1461;
-  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1464 = v349 && v1463;
-  const bool v1465 = v1462 < v1;
-  const bool v1466 = v1464 && v1465;
-  if (v1466) {
-    const float v1467 = v1301.m[0][2].thread_elements()[0];
-    const float v1468 = v1467 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1469 = bfloat(v1468);
-    const uint v1470 = v1460 * v1;
-    const uint v1471 = v1470 + v1462;
-    out[v1471] = v1469;
+  const uint v1560 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1561 = v560 + v1560;
+  const uint v1562 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1563 = v1394 + v1562;
+  const bool v1564 = v1561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1565 = v450 && v1564;
+  const bool v1566 = v1563 < v1;
+  const bool v1567 = v1565 && v1566;
+  if (v1567) {
+    const float v1568 = v1402.m[0][2].thread_elements()[0];
+    const float v1569 = v1568 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1570 = bfloat(v1569);
+    const uint v1571 = v1561 * v1;
+    const uint v1572 = v1571 + v1563;
+    out[v1572] = v1570;
   }
-  const uint v1472 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1473 = v459 + v1472;
-  const uint v1474 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1475 = v1293 + v1474;
-  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1477 = v349 && v1476;
-  const bool v1478 = v1475 < v1;
-  const bool v1479 = v1477 && v1478;
-  if (v1479) {
-    const float v1480 = v1301.m[0][2].thread_elements()[1];
-    const float v1481 = v1480 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1482 = bfloat(v1481);
-    const uint v1483 = v1473 * v1;
-    const uint v1484 = v1483 + v1475;
-    out[v1484] = v1482;
+  const uint v1573 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1574 = v560 + v1573;
+  const uint v1575 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1576 = v1394 + v1575;
+  const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1578 = v450 && v1577;
+  const bool v1579 = v1576 < v1;
+  const bool v1580 = v1578 && v1579;
+  if (v1580) {
+    const float v1581 = v1402.m[0][2].thread_elements()[1];
+    const float v1582 = v1581 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1583 = bfloat(v1582);
+    const uint v1584 = v1574 * v1;
+    const uint v1585 = v1584 + v1576;
+    out[v1585] = v1583;
   }
-  const uint v1485 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1486 = v459 + v1485;
-  const uint v1487 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1488 = v1293 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1490 = v349 && v1489;
-  const bool v1491 = v1488 < v1;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v1301.m[0][3].thread_elements()[0];
-    const float v1494 = v1493 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1495 = bfloat(v1494);
-    const uint v1496 = v1486 * v1;
-    const uint v1497 = v1496 + v1488;
-    out[v1497] = v1495;
+  const uint v1586 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1587 = v560 + v1586;
+  const uint v1588 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1589 = v1394 + v1588;
+  const bool v1590 = v1587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1591 = v450 && v1590;
+  const bool v1592 = v1589 < v1;
+  const bool v1593 = v1591 && v1592;
+  if (v1593) {
+    const float v1594 = v1402.m[0][3].thread_elements()[0];
+    const float v1595 = v1594 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1596 = bfloat(v1595);
+    const uint v1597 = v1587 * v1;
+    const uint v1598 = v1597 + v1589;
+    out[v1598] = v1596;
   }
-  const uint v1498 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1499 = v459 + v1498;
-  const uint v1500 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1501 = v1293 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1503 = v349 && v1502;
-  const bool v1504 = v1501 < v1;
-  const bool v1505 = v1503 && v1504;
-  if (v1505) {
-    const float v1506 = v1301.m[0][3].thread_elements()[1];
-    const float v1507 = v1506 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1508 = bfloat(v1507);
-    const uint v1509 = v1499 * v1;
-    const uint v1510 = v1509 + v1501;
-    out[v1510] = v1508;
+  const uint v1599 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1600 = v560 + v1599;
+  const uint v1601 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1602 = v1394 + v1601;
+  const bool v1603 = v1600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1604 = v450 && v1603;
+  const bool v1605 = v1602 < v1;
+  const bool v1606 = v1604 && v1605;
+  if (v1606) {
+    const float v1607 = v1402.m[0][3].thread_elements()[1];
+    const float v1608 = v1607 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1609 = bfloat(v1608);
+    const uint v1610 = v1600 * v1;
+    const uint v1611 = v1610 + v1602;
+    out[v1611] = v1609;
   }
-  const uint v1511 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1512 = v459 + v1511;
-  const uint v1513 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1514 = v1293 + v1513;
-  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1516 = v349 && v1515;
-  const bool v1517 = v1514 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v1301.m[0][4].thread_elements()[0];
-    const float v1520 = v1519 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1521 = bfloat(v1520);
-    const uint v1522 = v1512 * v1;
-    const uint v1523 = v1522 + v1514;
-    out[v1523] = v1521;
+  const uint v1612 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1613 = v560 + v1612;
+  const uint v1614 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1615 = v1394 + v1614;
+  const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1617 = v450 && v1616;
+  const bool v1618 = v1615 < v1;
+  const bool v1619 = v1617 && v1618;
+  if (v1619) {
+    const float v1620 = v1402.m[0][4].thread_elements()[0];
+    const float v1621 = v1620 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1622 = bfloat(v1621);
+    const uint v1623 = v1613 * v1;
+    const uint v1624 = v1623 + v1615;
+    out[v1624] = v1622;
   }
-  const uint v1524 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1525 = v459 + v1524;
-  const uint v1526 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1527 = v1293 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1529 = v349 && v1528;
-  const bool v1530 = v1527 < v1;
-  const bool v1531 = v1529 && v1530;
-  if (v1531) {
-    const float v1532 = v1301.m[0][4].thread_elements()[1];
-    const float v1533 = v1532 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1534 = bfloat(v1533);
-    const uint v1535 = v1525 * v1;
-    const uint v1536 = v1535 + v1527;
-    out[v1536] = v1534;
+  const uint v1625 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1626 = v560 + v1625;
+  const uint v1627 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1628 = v1394 + v1627;
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1630 = v450 && v1629;
+  const bool v1631 = v1628 < v1;
+  const bool v1632 = v1630 && v1631;
+  if (v1632) {
+    const float v1633 = v1402.m[0][4].thread_elements()[1];
+    const float v1634 = v1633 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1635 = bfloat(v1634);
+    const uint v1636 = v1626 * v1;
+    const uint v1637 = v1636 + v1628;
+    out[v1637] = v1635;
   }
-  const uint v1537 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1538 = v459 + v1537;
-  const uint v1539 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1540 = v1293 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1542 = v349 && v1541;
-  const bool v1543 = v1540 < v1;
-  const bool v1544 = v1542 && v1543;
-  if (v1544) {
-    const float v1545 = v1301.m[0][5].thread_elements()[0];
-    const float v1546 = v1545 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1547 = bfloat(v1546);
-    const uint v1548 = v1538 * v1;
-    const uint v1549 = v1548 + v1540;
-    out[v1549] = v1547;
+  const uint v1638 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1639 = v560 + v1638;
+  const uint v1640 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1641 = v1394 + v1640;
+  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1643 = v450 && v1642;
+  const bool v1644 = v1641 < v1;
+  const bool v1645 = v1643 && v1644;
+  if (v1645) {
+    const float v1646 = v1402.m[0][5].thread_elements()[0];
+    const float v1647 = v1646 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1648 = bfloat(v1647);
+    const uint v1649 = v1639 * v1;
+    const uint v1650 = v1649 + v1641;
+    out[v1650] = v1648;
   }
-  const uint v1550 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1551 = v459 + v1550;
-  const uint v1552 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1553 = v1293 + v1552;
-  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1555 = v349 && v1554;
-  const bool v1556 = v1553 < v1;
-  const bool v1557 = v1555 && v1556;
-  if (v1557) {
-    const float v1558 = v1301.m[0][5].thread_elements()[1];
-    const float v1559 = v1558 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1560 = bfloat(v1559);
-    const uint v1561 = v1551 * v1;
-    const uint v1562 = v1561 + v1553;
-    out[v1562] = v1560;
+  const uint v1651 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1652 = v560 + v1651;
+  const uint v1653 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1654 = v1394 + v1653;
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1656 = v450 && v1655;
+  const bool v1657 = v1654 < v1;
+  const bool v1658 = v1656 && v1657;
+  if (v1658) {
+    const float v1659 = v1402.m[0][5].thread_elements()[1];
+    const float v1660 = v1659 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1661 = bfloat(v1660);
+    const uint v1662 = v1652 * v1;
+    const uint v1663 = v1662 + v1654;
+    out[v1663] = v1661;
   }
-  const uint v1563 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1564 = v459 + v1563;
-  const uint v1565 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1566 = v1293 + v1565;
-  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1568 = v349 && v1567;
-  const bool v1569 = v1566 < v1;
-  const bool v1570 = v1568 && v1569;
-  if (v1570) {
-    const float v1571 = v1301.m[0][6].thread_elements()[0];
-    const float v1572 = v1571 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1573 = bfloat(v1572);
-    const uint v1574 = v1564 * v1;
-    const uint v1575 = v1574 + v1566;
-    out[v1575] = v1573;
+  const uint v1664 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1665 = v560 + v1664;
+  const uint v1666 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1667 = v1394 + v1666;
+  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1669 = v450 && v1668;
+  const bool v1670 = v1667 < v1;
+  const bool v1671 = v1669 && v1670;
+  if (v1671) {
+    const float v1672 = v1402.m[0][6].thread_elements()[0];
+    const float v1673 = v1672 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1674 = bfloat(v1673);
+    const uint v1675 = v1665 * v1;
+    const uint v1676 = v1675 + v1667;
+    out[v1676] = v1674;
   }
-  const uint v1576 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1577 = v459 + v1576;
-  const uint v1578 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1579 = v1293 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1581 = v349 && v1580;
-  const bool v1582 = v1579 < v1;
-  const bool v1583 = v1581 && v1582;
-  if (v1583) {
-    const float v1584 = v1301.m[0][6].thread_elements()[1];
-    const float v1585 = v1584 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1586 = bfloat(v1585);
-    const uint v1587 = v1577 * v1;
-    const uint v1588 = v1587 + v1579;
-    out[v1588] = v1586;
+  const uint v1677 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1678 = v560 + v1677;
+  const uint v1679 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1680 = v1394 + v1679;
+  const bool v1681 = v1678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1682 = v450 && v1681;
+  const bool v1683 = v1680 < v1;
+  const bool v1684 = v1682 && v1683;
+  if (v1684) {
+    const float v1685 = v1402.m[0][6].thread_elements()[1];
+    const float v1686 = v1685 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1687 = bfloat(v1686);
+    const uint v1688 = v1678 * v1;
+    const uint v1689 = v1688 + v1680;
+    out[v1689] = v1687;
   }
-  const uint v1589 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1590 = v459 + v1589;
-  const uint v1591 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1592 = v1293 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1594 = v349 && v1593;
-  const bool v1595 = v1592 < v1;
-  const bool v1596 = v1594 && v1595;
-  if (v1596) {
-    const float v1597 = v1301.m[0][7].thread_elements()[0];
-    const float v1598 = v1597 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1599 = bfloat(v1598);
-    const uint v1600 = v1590 * v1;
-    const uint v1601 = v1600 + v1592;
-    out[v1601] = v1599;
+  const uint v1690 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1691 = v560 + v1690;
+  const uint v1692 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1693 = v1394 + v1692;
+  const bool v1694 = v1691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1695 = v450 && v1694;
+  const bool v1696 = v1693 < v1;
+  const bool v1697 = v1695 && v1696;
+  if (v1697) {
+    const float v1698 = v1402.m[0][7].thread_elements()[0];
+    const float v1699 = v1698 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1700 = bfloat(v1699);
+    const uint v1701 = v1691 * v1;
+    const uint v1702 = v1701 + v1693;
+    out[v1702] = v1700;
   }
-  const uint v1602 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1603 = v459 + v1602;
-  const uint v1604 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1605 = v1293 + v1604;
-  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1607 = v349 && v1606;
-  const bool v1608 = v1605 < v1;
-  const bool v1609 = v1607 && v1608;
-  if (v1609) {
-    const float v1610 = v1301.m[0][7].thread_elements()[1];
-    const float v1611 = v1610 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1612 = bfloat(v1611);
-    const uint v1613 = v1603 * v1;
-    const uint v1614 = v1613 + v1605;
-    out[v1614] = v1612;
+  const uint v1703 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1704 = v560 + v1703;
+  const uint v1705 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1706 = v1394 + v1705;
+  const bool v1707 = v1704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1708 = v450 && v1707;
+  const bool v1709 = v1706 < v1;
+  const bool v1710 = v1708 && v1709;
+  if (v1710) {
+    const float v1711 = v1402.m[0][7].thread_elements()[1];
+    const float v1712 = v1711 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1713 = bfloat(v1712);
+    const uint v1714 = v1704 * v1;
+    const uint v1715 = v1714 + v1706;
+    out[v1715] = v1713;
   }
-  const uint v1615 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1616 = v459 + v1615;
-  const uint v1617 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1618 = v1293 + v1617;
-  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1620 = v349 && v1619;
-  const bool v1621 = v1618 < v1;
-  const bool v1622 = v1620 && v1621;
-  if (v1622) {
-    const float v1623 = v1301.m[0][8].thread_elements()[0];
-    const float v1624 = v1623 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1625 = bfloat(v1624);
-    const uint v1626 = v1616 * v1;
-    const uint v1627 = v1626 + v1618;
-    out[v1627] = v1625;
+  const uint v1716 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1717 = v560 + v1716;
+  const uint v1718 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1719 = v1394 + v1718;
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1721 = v450 && v1720;
+  const bool v1722 = v1719 < v1;
+  const bool v1723 = v1721 && v1722;
+  if (v1723) {
+    const float v1724 = v1402.m[0][8].thread_elements()[0];
+    const float v1725 = v1724 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1726 = bfloat(v1725);
+    const uint v1727 = v1717 * v1;
+    const uint v1728 = v1727 + v1719;
+    out[v1728] = v1726;
   }
-  const uint v1628 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1629 = v459 + v1628;
-  const uint v1630 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1631 = v1293 + v1630;
-  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1633 = v349 && v1632;
-  const bool v1634 = v1631 < v1;
-  const bool v1635 = v1633 && v1634;
-  if (v1635) {
-    const float v1636 = v1301.m[0][8].thread_elements()[1];
-    const float v1637 = v1636 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1638 = bfloat(v1637);
-    const uint v1639 = v1629 * v1;
-    const uint v1640 = v1639 + v1631;
-    out[v1640] = v1638;
+  const uint v1729 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1730 = v560 + v1729;
+  const uint v1731 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1732 = v1394 + v1731;
+  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1734 = v450 && v1733;
+  const bool v1735 = v1732 < v1;
+  const bool v1736 = v1734 && v1735;
+  if (v1736) {
+    const float v1737 = v1402.m[0][8].thread_elements()[1];
+    const float v1738 = v1737 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1739 = bfloat(v1738);
+    const uint v1740 = v1730 * v1;
+    const uint v1741 = v1740 + v1732;
+    out[v1741] = v1739;
   }
-  const uint v1641 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1642 = v459 + v1641;
-  const uint v1643 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1644 = v1293 + v1643;
-  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1646 = v349 && v1645;
-  const bool v1647 = v1644 < v1;
-  const bool v1648 = v1646 && v1647;
-  if (v1648) {
-    const float v1649 = v1301.m[0][9].thread_elements()[0];
-    const float v1650 = v1649 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1651 = bfloat(v1650);
-    const uint v1652 = v1642 * v1;
-    const uint v1653 = v1652 + v1644;
-    out[v1653] = v1651;
+  const uint v1742 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1743 = v560 + v1742;
+  const uint v1744 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1745 = v1394 + v1744;
+  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1747 = v450 && v1746;
+  const bool v1748 = v1745 < v1;
+  const bool v1749 = v1747 && v1748;
+  if (v1749) {
+    const float v1750 = v1402.m[0][9].thread_elements()[0];
+    const float v1751 = v1750 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1752 = bfloat(v1751);
+    const uint v1753 = v1743 * v1;
+    const uint v1754 = v1753 + v1745;
+    out[v1754] = v1752;
   }
-  const uint v1654 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1655 = v459 + v1654;
-  const uint v1656 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1657 = v1293 + v1656;
-  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1659 = v349 && v1658;
-  const bool v1660 = v1657 < v1;
-  const bool v1661 = v1659 && v1660;
-  if (v1661) {
-    const float v1662 = v1301.m[0][9].thread_elements()[1];
-    const float v1663 = v1662 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1664 = bfloat(v1663);
-    const uint v1665 = v1655 * v1;
-    const uint v1666 = v1665 + v1657;
-    out[v1666] = v1664;
+  const uint v1755 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1756 = v560 + v1755;
+  const uint v1757 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1758 = v1394 + v1757;
+  const bool v1759 = v1756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1760 = v450 && v1759;
+  const bool v1761 = v1758 < v1;
+  const bool v1762 = v1760 && v1761;
+  if (v1762) {
+    const float v1763 = v1402.m[0][9].thread_elements()[1];
+    const float v1764 = v1763 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1765 = bfloat(v1764);
+    const uint v1766 = v1756 * v1;
+    const uint v1767 = v1766 + v1758;
+    out[v1767] = v1765;
   }
-  const uint v1667 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1668 = v459 + v1667;
-  const uint v1669 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1670 = v1293 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1672 = v349 && v1671;
-  const bool v1673 = v1670 < v1;
-  const bool v1674 = v1672 && v1673;
-  if (v1674) {
-    const float v1675 = v1301.m[0][10].thread_elements()[0];
-    const float v1676 = v1675 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1677 = bfloat(v1676);
-    const uint v1678 = v1668 * v1;
-    const uint v1679 = v1678 + v1670;
-    out[v1679] = v1677;
+  const uint v1768 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1769 = v560 + v1768;
+  const uint v1770 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1771 = v1394 + v1770;
+  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1773 = v450 && v1772;
+  const bool v1774 = v1771 < v1;
+  const bool v1775 = v1773 && v1774;
+  if (v1775) {
+    const float v1776 = v1402.m[0][10].thread_elements()[0];
+    const float v1777 = v1776 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1778 = bfloat(v1777);
+    const uint v1779 = v1769 * v1;
+    const uint v1780 = v1779 + v1771;
+    out[v1780] = v1778;
   }
-  const uint v1680 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1681 = v459 + v1680;
-  const uint v1682 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1683 = v1293 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1685 = v349 && v1684;
-  const bool v1686 = v1683 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v1301.m[0][10].thread_elements()[1];
-    const float v1689 = v1688 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1690 = bfloat(v1689);
-    const uint v1691 = v1681 * v1;
-    const uint v1692 = v1691 + v1683;
-    out[v1692] = v1690;
+  const uint v1781 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1782 = v560 + v1781;
+  const uint v1783 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1784 = v1394 + v1783;
+  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1786 = v450 && v1785;
+  const bool v1787 = v1784 < v1;
+  const bool v1788 = v1786 && v1787;
+  if (v1788) {
+    const float v1789 = v1402.m[0][10].thread_elements()[1];
+    const float v1790 = v1789 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1791 = bfloat(v1790);
+    const uint v1792 = v1782 * v1;
+    const uint v1793 = v1792 + v1784;
+    out[v1793] = v1791;
   }
-  const uint v1693 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1694 = v459 + v1693;
-  const uint v1695 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1696 = v1293 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1698 = v349 && v1697;
-  const bool v1699 = v1696 < v1;
-  const bool v1700 = v1698 && v1699;
-  if (v1700) {
-    const float v1701 = v1301.m[0][11].thread_elements()[0];
-    const float v1702 = v1701 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1703 = bfloat(v1702);
-    const uint v1704 = v1694 * v1;
-    const uint v1705 = v1704 + v1696;
-    out[v1705] = v1703;
+  const uint v1794 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1795 = v560 + v1794;
+  const uint v1796 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1797 = v1394 + v1796;
+  const bool v1798 = v1795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1799 = v450 && v1798;
+  const bool v1800 = v1797 < v1;
+  const bool v1801 = v1799 && v1800;
+  if (v1801) {
+    const float v1802 = v1402.m[0][11].thread_elements()[0];
+    const float v1803 = v1802 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1804 = bfloat(v1803);
+    const uint v1805 = v1795 * v1;
+    const uint v1806 = v1805 + v1797;
+    out[v1806] = v1804;
   }
-  const uint v1706 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1707 = v459 + v1706;
-  const uint v1708 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1709 = v1293 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1711 = v349 && v1710;
-  const bool v1712 = v1709 < v1;
-  const bool v1713 = v1711 && v1712;
-  if (v1713) {
-    const float v1714 = v1301.m[0][11].thread_elements()[1];
-    const float v1715 = v1714 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1716 = bfloat(v1715);
-    const uint v1717 = v1707 * v1;
-    const uint v1718 = v1717 + v1709;
-    out[v1718] = v1716;
+  const uint v1807 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1808 = v560 + v1807;
+  const uint v1809 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1810 = v1394 + v1809;
+  const bool v1811 = v1808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1812 = v450 && v1811;
+  const bool v1813 = v1810 < v1;
+  const bool v1814 = v1812 && v1813;
+  if (v1814) {
+    const float v1815 = v1402.m[0][11].thread_elements()[1];
+    const float v1816 = v1815 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1817 = bfloat(v1816);
+    const uint v1818 = v1808 * v1;
+    const uint v1819 = v1818 + v1810;
+    out[v1819] = v1817;
   }
-  const uint v1719 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1720 = v459 + v1719;
-  const uint v1721 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1722 = v1293 + v1721;
-  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1724 = v349 && v1723;
-  const bool v1725 = v1722 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v1301.m[0][12].thread_elements()[0];
-    const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1729 = bfloat(v1728);
-    const uint v1730 = v1720 * v1;
-    const uint v1731 = v1730 + v1722;
-    out[v1731] = v1729;
+  const uint v1820 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1821 = v560 + v1820;
+  const uint v1822 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1823 = v1394 + v1822;
+  const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1825 = v450 && v1824;
+  const bool v1826 = v1823 < v1;
+  const bool v1827 = v1825 && v1826;
+  if (v1827) {
+    const float v1828 = v1402.m[0][12].thread_elements()[0];
+    const float v1829 = v1828 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1830 = bfloat(v1829);
+    const uint v1831 = v1821 * v1;
+    const uint v1832 = v1831 + v1823;
+    out[v1832] = v1830;
   }
-  const uint v1732 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1733 = v459 + v1732;
-  const uint v1734 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1735 = v1293 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1737 = v349 && v1736;
-  const bool v1738 = v1735 < v1;
-  const bool v1739 = v1737 && v1738;
-  if (v1739) {
-    const float v1740 = v1301.m[0][12].thread_elements()[1];
-    const float v1741 = v1740 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1742 = bfloat(v1741);
-    const uint v1743 = v1733 * v1;
-    const uint v1744 = v1743 + v1735;
-    out[v1744] = v1742;
+  const uint v1833 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1834 = v560 + v1833;
+  const uint v1835 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1836 = v1394 + v1835;
+  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1838 = v450 && v1837;
+  const bool v1839 = v1836 < v1;
+  const bool v1840 = v1838 && v1839;
+  if (v1840) {
+    const float v1841 = v1402.m[0][12].thread_elements()[1];
+    const float v1842 = v1841 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1843 = bfloat(v1842);
+    const uint v1844 = v1834 * v1;
+    const uint v1845 = v1844 + v1836;
+    out[v1845] = v1843;
   }
-  const uint v1745 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1746 = v459 + v1745;
-  const uint v1747 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1748 = v1293 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1750 = v349 && v1749;
-  const bool v1751 = v1748 < v1;
-  const bool v1752 = v1750 && v1751;
-  if (v1752) {
-    const float v1753 = v1301.m[0][13].thread_elements()[0];
-    const float v1754 = v1753 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1755 = bfloat(v1754);
-    const uint v1756 = v1746 * v1;
-    const uint v1757 = v1756 + v1748;
-    out[v1757] = v1755;
+  const uint v1846 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1847 = v560 + v1846;
+  const uint v1848 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1849 = v1394 + v1848;
+  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1851 = v450 && v1850;
+  const bool v1852 = v1849 < v1;
+  const bool v1853 = v1851 && v1852;
+  if (v1853) {
+    const float v1854 = v1402.m[0][13].thread_elements()[0];
+    const float v1855 = v1854 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1856 = bfloat(v1855);
+    const uint v1857 = v1847 * v1;
+    const uint v1858 = v1857 + v1849;
+    out[v1858] = v1856;
   }
-  const uint v1758 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1759 = v459 + v1758;
-  const uint v1760 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1761 = v1293 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1763 = v349 && v1762;
-  const bool v1764 = v1761 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v1301.m[0][13].thread_elements()[1];
-    const float v1767 = v1766 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1768 = bfloat(v1767);
-    const uint v1769 = v1759 * v1;
-    const uint v1770 = v1769 + v1761;
-    out[v1770] = v1768;
+  const uint v1859 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1860 = v560 + v1859;
+  const uint v1861 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1862 = v1394 + v1861;
+  const bool v1863 = v1860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1864 = v450 && v1863;
+  const bool v1865 = v1862 < v1;
+  const bool v1866 = v1864 && v1865;
+  if (v1866) {
+    const float v1867 = v1402.m[0][13].thread_elements()[1];
+    const float v1868 = v1867 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1869 = bfloat(v1868);
+    const uint v1870 = v1860 * v1;
+    const uint v1871 = v1870 + v1862;
+    out[v1871] = v1869;
   }
-  const uint v1771 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1772 = v459 + v1771;
-  const uint v1773 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1774 = v1293 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1776 = v349 && v1775;
-  const bool v1777 = v1774 < v1;
-  const bool v1778 = v1776 && v1777;
-  if (v1778) {
-    const float v1779 = v1301.m[0][14].thread_elements()[0];
-    const float v1780 = v1779 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1781 = bfloat(v1780);
-    const uint v1782 = v1772 * v1;
-    const uint v1783 = v1782 + v1774;
-    out[v1783] = v1781;
+  const uint v1872 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1873 = v560 + v1872;
+  const uint v1874 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1875 = v1394 + v1874;
+  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1877 = v450 && v1876;
+  const bool v1878 = v1875 < v1;
+  const bool v1879 = v1877 && v1878;
+  if (v1879) {
+    const float v1880 = v1402.m[0][14].thread_elements()[0];
+    const float v1881 = v1880 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1882 = bfloat(v1881);
+    const uint v1883 = v1873 * v1;
+    const uint v1884 = v1883 + v1875;
+    out[v1884] = v1882;
   }
-  const uint v1784 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1785 = v459 + v1784;
-  const uint v1786 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1787 = v1293 + v1786;
-  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1789 = v349 && v1788;
-  const bool v1790 = v1787 < v1;
-  const bool v1791 = v1789 && v1790;
-  if (v1791) {
-    const float v1792 = v1301.m[0][14].thread_elements()[1];
-    const float v1793 = v1792 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1794 = bfloat(v1793);
-    const uint v1795 = v1785 * v1;
-    const uint v1796 = v1795 + v1787;
-    out[v1796] = v1794;
+  const uint v1885 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1886 = v560 + v1885;
+  const uint v1887 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1888 = v1394 + v1887;
+  const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1890 = v450 && v1889;
+  const bool v1891 = v1888 < v1;
+  const bool v1892 = v1890 && v1891;
+  if (v1892) {
+    const float v1893 = v1402.m[0][14].thread_elements()[1];
+    const float v1894 = v1893 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1895 = bfloat(v1894);
+    const uint v1896 = v1886 * v1;
+    const uint v1897 = v1896 + v1888;
+    out[v1897] = v1895;
   }
-  const uint v1797 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1798 = v459 + v1797;
-  const uint v1799 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1800 = v1293 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1802 = v349 && v1801;
-  const bool v1803 = v1800 < v1;
-  const bool v1804 = v1802 && v1803;
-  if (v1804) {
-    const float v1805 = v1301.m[0][15].thread_elements()[0];
-    const float v1806 = v1805 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1807 = bfloat(v1806);
-    const uint v1808 = v1798 * v1;
-    const uint v1809 = v1808 + v1800;
-    out[v1809] = v1807;
+  const uint v1898 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1899 = v560 + v1898;
+  const uint v1900 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1901 = v1394 + v1900;
+  const bool v1902 = v1899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1903 = v450 && v1902;
+  const bool v1904 = v1901 < v1;
+  const bool v1905 = v1903 && v1904;
+  if (v1905) {
+    const float v1906 = v1402.m[0][15].thread_elements()[0];
+    const float v1907 = v1906 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1908 = bfloat(v1907);
+    const uint v1909 = v1899 * v1;
+    const uint v1910 = v1909 + v1901;
+    out[v1910] = v1908;
   }
-  const uint v1810 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1811 = v459 + v1810;
-  const uint v1812 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1813 = v1293 + v1812;
-  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1815 = v349 && v1814;
-  const bool v1816 = v1813 < v1;
-  const bool v1817 = v1815 && v1816;
-  if (v1817) {
-    const float v1818 = v1301.m[0][15].thread_elements()[1];
-    const float v1819 = v1818 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1820 = bfloat(v1819);
-    const uint v1821 = v1811 * v1;
-    const uint v1822 = v1821 + v1813;
-    out[v1822] = v1820;
+  const uint v1911 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1912 = v560 + v1911;
+  const uint v1913 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1914 = v1394 + v1913;
+  const bool v1915 = v1912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1916 = v450 && v1915;
+  const bool v1917 = v1914 < v1;
+  const bool v1918 = v1916 && v1917;
+  if (v1918) {
+    const float v1919 = v1402.m[0][15].thread_elements()[1];
+    const float v1920 = v1919 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1921 = bfloat(v1920);
+    const uint v1922 = v1912 * v1;
+    const uint v1923 = v1922 + v1914;
+    out[v1923] = v1921;
   }
-  const uint v1823 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1824 = v459 + v1823;
-  const uint v1825 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1826 = v1293 + v1825;
-  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1828 = v349 && v1827;
-  const bool v1829 = v1826 < v1;
-  const bool v1830 = v1828 && v1829;
-  if (v1830) {
-    const float v1831 = v1301.m[1][0].thread_elements()[0];
-    const float v1832 = v1831 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1833 = bfloat(v1832);
-    const uint v1834 = v1824 * v1;
-    const uint v1835 = v1834 + v1826;
-    out[v1835] = v1833;
+  const uint v1924 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1925 = v560 + v1924;
+  const uint v1926 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1927 = v1394 + v1926;
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1929 = v450 && v1928;
+  const bool v1930 = v1927 < v1;
+  const bool v1931 = v1929 && v1930;
+  if (v1931) {
+    const float v1932 = v1402.m[1][0].thread_elements()[0];
+    const float v1933 = v1932 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1934 = bfloat(v1933);
+    const uint v1935 = v1925 * v1;
+    const uint v1936 = v1935 + v1927;
+    out[v1936] = v1934;
   }
-  const uint v1836 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1837 = v459 + v1836;
-  const uint v1838 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1839 = v1293 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1841 = v349 && v1840;
-  const bool v1842 = v1839 < v1;
-  const bool v1843 = v1841 && v1842;
-  if (v1843) {
-    const float v1844 = v1301.m[1][0].thread_elements()[1];
-    const float v1845 = v1844 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1846 = bfloat(v1845);
-    const uint v1847 = v1837 * v1;
-    const uint v1848 = v1847 + v1839;
-    out[v1848] = v1846;
+  const uint v1937 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1938 = v560 + v1937;
+  const uint v1939 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1940 = v1394 + v1939;
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1942 = v450 && v1941;
+  const bool v1943 = v1940 < v1;
+  const bool v1944 = v1942 && v1943;
+  if (v1944) {
+    const float v1945 = v1402.m[1][0].thread_elements()[1];
+    const float v1946 = v1945 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1947 = bfloat(v1946);
+    const uint v1948 = v1938 * v1;
+    const uint v1949 = v1948 + v1940;
+    out[v1949] = v1947;
   }
-  const uint v1849 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1850 = v459 + v1849;
-  const uint v1851 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1852 = v1293 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1854 = v349 && v1853;
-  const bool v1855 = v1852 < v1;
-  const bool v1856 = v1854 && v1855;
-  if (v1856) {
-    const float v1857 = v1301.m[1][1].thread_elements()[0];
-    const float v1858 = v1857 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1859 = bfloat(v1858);
-    const uint v1860 = v1850 * v1;
-    const uint v1861 = v1860 + v1852;
-    out[v1861] = v1859;
+  const uint v1950 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1951 = v560 + v1950;
+  const uint v1952 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1953 = v1394 + v1952;
+  const bool v1954 = v1951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1955 = v450 && v1954;
+  const bool v1956 = v1953 < v1;
+  const bool v1957 = v1955 && v1956;
+  if (v1957) {
+    const float v1958 = v1402.m[1][1].thread_elements()[0];
+    const float v1959 = v1958 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1960 = bfloat(v1959);
+    const uint v1961 = v1951 * v1;
+    const uint v1962 = v1961 + v1953;
+    out[v1962] = v1960;
   }
-  const uint v1862 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1863 = v459 + v1862;
-  const uint v1864 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1865 = v1293 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1867 = v349 && v1866;
-  const bool v1868 = v1865 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v1301.m[1][1].thread_elements()[1];
-    const float v1871 = v1870 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1872 = bfloat(v1871);
-    const uint v1873 = v1863 * v1;
-    const uint v1874 = v1873 + v1865;
-    out[v1874] = v1872;
+  const uint v1963 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1964 = v560 + v1963;
+  const uint v1965 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1966 = v1394 + v1965;
+  const bool v1967 = v1964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1968 = v450 && v1967;
+  const bool v1969 = v1966 < v1;
+  const bool v1970 = v1968 && v1969;
+  if (v1970) {
+    const float v1971 = v1402.m[1][1].thread_elements()[1];
+    const float v1972 = v1971 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1973 = bfloat(v1972);
+    const uint v1974 = v1964 * v1;
+    const uint v1975 = v1974 + v1966;
+    out[v1975] = v1973;
   }
-  const uint v1875 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1876 = v459 + v1875;
-  const uint v1877 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1878 = v1293 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1880 = v349 && v1879;
-  const bool v1881 = v1878 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v1301.m[1][2].thread_elements()[0];
-    const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1885 = bfloat(v1884);
-    const uint v1886 = v1876 * v1;
-    const uint v1887 = v1886 + v1878;
-    out[v1887] = v1885;
+  const uint v1976 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1977 = v560 + v1976;
+  const uint v1978 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1979 = v1394 + v1978;
+  const bool v1980 = v1977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1981 = v450 && v1980;
+  const bool v1982 = v1979 < v1;
+  const bool v1983 = v1981 && v1982;
+  if (v1983) {
+    const float v1984 = v1402.m[1][2].thread_elements()[0];
+    const float v1985 = v1984 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1986 = bfloat(v1985);
+    const uint v1987 = v1977 * v1;
+    const uint v1988 = v1987 + v1979;
+    out[v1988] = v1986;
   }
-  const uint v1888 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1889 = v459 + v1888;
-  const uint v1890 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1891 = v1293 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1893 = v349 && v1892;
-  const bool v1894 = v1891 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v1301.m[1][2].thread_elements()[1];
-    const float v1897 = v1896 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1898 = bfloat(v1897);
-    const uint v1899 = v1889 * v1;
-    const uint v1900 = v1899 + v1891;
-    out[v1900] = v1898;
+  const uint v1989 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1990 = v560 + v1989;
+  const uint v1991 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1992 = v1394 + v1991;
+  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1994 = v450 && v1993;
+  const bool v1995 = v1992 < v1;
+  const bool v1996 = v1994 && v1995;
+  if (v1996) {
+    const float v1997 = v1402.m[1][2].thread_elements()[1];
+    const float v1998 = v1997 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1999 = bfloat(v1998);
+    const uint v2000 = v1990 * v1;
+    const uint v2001 = v2000 + v1992;
+    out[v2001] = v1999;
   }
-  const uint v1901 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1902 = v459 + v1901;
-  const uint v1903 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1904 = v1293 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1906 = v349 && v1905;
-  const bool v1907 = v1904 < v1;
-  const bool v1908 = v1906 && v1907;
-  if (v1908) {
-    const float v1909 = v1301.m[1][3].thread_elements()[0];
-    const float v1910 = v1909 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1911 = bfloat(v1910);
-    const uint v1912 = v1902 * v1;
-    const uint v1913 = v1912 + v1904;
-    out[v1913] = v1911;
+  const uint v2002 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2003 = v560 + v2002;
+  const uint v2004 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2005 = v1394 + v2004;
+  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2007 = v450 && v2006;
+  const bool v2008 = v2005 < v1;
+  const bool v2009 = v2007 && v2008;
+  if (v2009) {
+    const float v2010 = v1402.m[1][3].thread_elements()[0];
+    const float v2011 = v2010 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2012 = bfloat(v2011);
+    const uint v2013 = v2003 * v1;
+    const uint v2014 = v2013 + v2005;
+    out[v2014] = v2012;
   }
-  const uint v1914 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1915 = v459 + v1914;
-  const uint v1916 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1917 = v1293 + v1916;
-  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1919 = v349 && v1918;
-  const bool v1920 = v1917 < v1;
-  const bool v1921 = v1919 && v1920;
-  if (v1921) {
-    const float v1922 = v1301.m[1][3].thread_elements()[1];
-    const float v1923 = v1922 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1924 = bfloat(v1923);
-    const uint v1925 = v1915 * v1;
-    const uint v1926 = v1925 + v1917;
-    out[v1926] = v1924;
+  const uint v2015 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2016 = v560 + v2015;
+  const uint v2017 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2018 = v1394 + v2017;
+  const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2020 = v450 && v2019;
+  const bool v2021 = v2018 < v1;
+  const bool v2022 = v2020 && v2021;
+  if (v2022) {
+    const float v2023 = v1402.m[1][3].thread_elements()[1];
+    const float v2024 = v2023 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2025 = bfloat(v2024);
+    const uint v2026 = v2016 * v1;
+    const uint v2027 = v2026 + v2018;
+    out[v2027] = v2025;
   }
-  const uint v1927 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1928 = v459 + v1927;
-  const uint v1929 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1930 = v1293 + v1929;
-  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1932 = v349 && v1931;
-  const bool v1933 = v1930 < v1;
-  const bool v1934 = v1932 && v1933;
-  if (v1934) {
-    const float v1935 = v1301.m[1][4].thread_elements()[0];
-    const float v1936 = v1935 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1937 = bfloat(v1936);
-    const uint v1938 = v1928 * v1;
-    const uint v1939 = v1938 + v1930;
-    out[v1939] = v1937;
+  const uint v2028 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2029 = v560 + v2028;
+  const uint v2030 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2031 = v1394 + v2030;
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2033 = v450 && v2032;
+  const bool v2034 = v2031 < v1;
+  const bool v2035 = v2033 && v2034;
+  if (v2035) {
+    const float v2036 = v1402.m[1][4].thread_elements()[0];
+    const float v2037 = v2036 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2038 = bfloat(v2037);
+    const uint v2039 = v2029 * v1;
+    const uint v2040 = v2039 + v2031;
+    out[v2040] = v2038;
   }
-  const uint v1940 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1941 = v459 + v1940;
-  const uint v1942 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1943 = v1293 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1945 = v349 && v1944;
-  const bool v1946 = v1943 < v1;
-  const bool v1947 = v1945 && v1946;
-  if (v1947) {
-    const float v1948 = v1301.m[1][4].thread_elements()[1];
-    const float v1949 = v1948 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1950 = bfloat(v1949);
-    const uint v1951 = v1941 * v1;
-    const uint v1952 = v1951 + v1943;
-    out[v1952] = v1950;
+  const uint v2041 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2042 = v560 + v2041;
+  const uint v2043 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2044 = v1394 + v2043;
+  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2046 = v450 && v2045;
+  const bool v2047 = v2044 < v1;
+  const bool v2048 = v2046 && v2047;
+  if (v2048) {
+    const float v2049 = v1402.m[1][4].thread_elements()[1];
+    const float v2050 = v2049 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2051 = bfloat(v2050);
+    const uint v2052 = v2042 * v1;
+    const uint v2053 = v2052 + v2044;
+    out[v2053] = v2051;
   }
-  const uint v1953 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1954 = v459 + v1953;
-  const uint v1955 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1956 = v1293 + v1955;
-  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1958 = v349 && v1957;
-  const bool v1959 = v1956 < v1;
-  const bool v1960 = v1958 && v1959;
-  if (v1960) {
-    const float v1961 = v1301.m[1][5].thread_elements()[0];
-    const float v1962 = v1961 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1963 = bfloat(v1962);
-    const uint v1964 = v1954 * v1;
-    const uint v1965 = v1964 + v1956;
-    out[v1965] = v1963;
+  const uint v2054 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2055 = v560 + v2054;
+  const uint v2056 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2057 = v1394 + v2056;
+  const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2059 = v450 && v2058;
+  const bool v2060 = v2057 < v1;
+  const bool v2061 = v2059 && v2060;
+  if (v2061) {
+    const float v2062 = v1402.m[1][5].thread_elements()[0];
+    const float v2063 = v2062 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2064 = bfloat(v2063);
+    const uint v2065 = v2055 * v1;
+    const uint v2066 = v2065 + v2057;
+    out[v2066] = v2064;
   }
-  const uint v1966 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1967 = v459 + v1966;
-  const uint v1968 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1969 = v1293 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1971 = v349 && v1970;
-  const bool v1972 = v1969 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v1301.m[1][5].thread_elements()[1];
-    const float v1975 = v1974 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1976 = bfloat(v1975);
-    const uint v1977 = v1967 * v1;
-    const uint v1978 = v1977 + v1969;
-    out[v1978] = v1976;
+  const uint v2067 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2068 = v560 + v2067;
+  const uint v2069 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2070 = v1394 + v2069;
+  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2072 = v450 && v2071;
+  const bool v2073 = v2070 < v1;
+  const bool v2074 = v2072 && v2073;
+  if (v2074) {
+    const float v2075 = v1402.m[1][5].thread_elements()[1];
+    const float v2076 = v2075 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2077 = bfloat(v2076);
+    const uint v2078 = v2068 * v1;
+    const uint v2079 = v2078 + v2070;
+    out[v2079] = v2077;
   }
-  const uint v1979 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1980 = v459 + v1979;
-  const uint v1981 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1982 = v1293 + v1981;
-  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1984 = v349 && v1983;
-  const bool v1985 = v1982 < v1;
-  const bool v1986 = v1984 && v1985;
-  if (v1986) {
-    const float v1987 = v1301.m[1][6].thread_elements()[0];
-    const float v1988 = v1987 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1989 = bfloat(v1988);
-    const uint v1990 = v1980 * v1;
-    const uint v1991 = v1990 + v1982;
-    out[v1991] = v1989;
+  const uint v2080 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2081 = v560 + v2080;
+  const uint v2082 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2083 = v1394 + v2082;
+  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2085 = v450 && v2084;
+  const bool v2086 = v2083 < v1;
+  const bool v2087 = v2085 && v2086;
+  if (v2087) {
+    const float v2088 = v1402.m[1][6].thread_elements()[0];
+    const float v2089 = v2088 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2090 = bfloat(v2089);
+    const uint v2091 = v2081 * v1;
+    const uint v2092 = v2091 + v2083;
+    out[v2092] = v2090;
   }
-  const uint v1992 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1993 = v459 + v1992;
-  const uint v1994 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1995 = v1293 + v1994;
-  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1997 = v349 && v1996;
-  const bool v1998 = v1995 < v1;
-  const bool v1999 = v1997 && v1998;
-  if (v1999) {
-    const float v2000 = v1301.m[1][6].thread_elements()[1];
-    const float v2001 = v2000 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2002 = bfloat(v2001);
-    const uint v2003 = v1993 * v1;
-    const uint v2004 = v2003 + v1995;
-    out[v2004] = v2002;
+  const uint v2093 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2094 = v560 + v2093;
+  const uint v2095 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2096 = v1394 + v2095;
+  const bool v2097 = v2094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2098 = v450 && v2097;
+  const bool v2099 = v2096 < v1;
+  const bool v2100 = v2098 && v2099;
+  if (v2100) {
+    const float v2101 = v1402.m[1][6].thread_elements()[1];
+    const float v2102 = v2101 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2103 = bfloat(v2102);
+    const uint v2104 = v2094 * v1;
+    const uint v2105 = v2104 + v2096;
+    out[v2105] = v2103;
   }
-  const uint v2005 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2006 = v459 + v2005;
-  const uint v2007 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2008 = v1293 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2010 = v349 && v2009;
-  const bool v2011 = v2008 < v1;
-  const bool v2012 = v2010 && v2011;
-  if (v2012) {
-    const float v2013 = v1301.m[1][7].thread_elements()[0];
-    const float v2014 = v2013 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2015 = bfloat(v2014);
-    const uint v2016 = v2006 * v1;
-    const uint v2017 = v2016 + v2008;
-    out[v2017] = v2015;
+  const uint v2106 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2107 = v560 + v2106;
+  const uint v2108 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2109 = v1394 + v2108;
+  const bool v2110 = v2107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2111 = v450 && v2110;
+  const bool v2112 = v2109 < v1;
+  const bool v2113 = v2111 && v2112;
+  if (v2113) {
+    const float v2114 = v1402.m[1][7].thread_elements()[0];
+    const float v2115 = v2114 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2116 = bfloat(v2115);
+    const uint v2117 = v2107 * v1;
+    const uint v2118 = v2117 + v2109;
+    out[v2118] = v2116;
   }
-  const uint v2018 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2019 = v459 + v2018;
-  const uint v2020 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2021 = v1293 + v2020;
-  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2023 = v349 && v2022;
-  const bool v2024 = v2021 < v1;
-  const bool v2025 = v2023 && v2024;
-  if (v2025) {
-    const float v2026 = v1301.m[1][7].thread_elements()[1];
-    const float v2027 = v2026 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2028 = bfloat(v2027);
-    const uint v2029 = v2019 * v1;
-    const uint v2030 = v2029 + v2021;
-    out[v2030] = v2028;
+  const uint v2119 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2120 = v560 + v2119;
+  const uint v2121 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2122 = v1394 + v2121;
+  const bool v2123 = v2120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2124 = v450 && v2123;
+  const bool v2125 = v2122 < v1;
+  const bool v2126 = v2124 && v2125;
+  if (v2126) {
+    const float v2127 = v1402.m[1][7].thread_elements()[1];
+    const float v2128 = v2127 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2129 = bfloat(v2128);
+    const uint v2130 = v2120 * v1;
+    const uint v2131 = v2130 + v2122;
+    out[v2131] = v2129;
   }
-  const uint v2031 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2032 = v459 + v2031;
-  const uint v2033 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2034 = v1293 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2036 = v349 && v2035;
-  const bool v2037 = v2034 < v1;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v1301.m[1][8].thread_elements()[0];
-    const float v2040 = v2039 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2041 = bfloat(v2040);
-    const uint v2042 = v2032 * v1;
-    const uint v2043 = v2042 + v2034;
-    out[v2043] = v2041;
+  const uint v2132 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2133 = v560 + v2132;
+  const uint v2134 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2135 = v1394 + v2134;
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2137 = v450 && v2136;
+  const bool v2138 = v2135 < v1;
+  const bool v2139 = v2137 && v2138;
+  if (v2139) {
+    const float v2140 = v1402.m[1][8].thread_elements()[0];
+    const float v2141 = v2140 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2142 = bfloat(v2141);
+    const uint v2143 = v2133 * v1;
+    const uint v2144 = v2143 + v2135;
+    out[v2144] = v2142;
   }
-  const uint v2044 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2045 = v459 + v2044;
-  const uint v2046 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2047 = v1293 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2049 = v349 && v2048;
-  const bool v2050 = v2047 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v1301.m[1][8].thread_elements()[1];
-    const float v2053 = v2052 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2054 = bfloat(v2053);
-    const uint v2055 = v2045 * v1;
-    const uint v2056 = v2055 + v2047;
-    out[v2056] = v2054;
+  const uint v2145 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2146 = v560 + v2145;
+  const uint v2147 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2148 = v1394 + v2147;
+  const bool v2149 = v2146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2150 = v450 && v2149;
+  const bool v2151 = v2148 < v1;
+  const bool v2152 = v2150 && v2151;
+  if (v2152) {
+    const float v2153 = v1402.m[1][8].thread_elements()[1];
+    const float v2154 = v2153 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2155 = bfloat(v2154);
+    const uint v2156 = v2146 * v1;
+    const uint v2157 = v2156 + v2148;
+    out[v2157] = v2155;
   }
-  const uint v2057 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2058 = v459 + v2057;
-  const uint v2059 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2060 = v1293 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2062 = v349 && v2061;
-  const bool v2063 = v2060 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v1301.m[1][9].thread_elements()[0];
-    const float v2066 = v2065 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2067 = bfloat(v2066);
-    const uint v2068 = v2058 * v1;
-    const uint v2069 = v2068 + v2060;
-    out[v2069] = v2067;
+  const uint v2158 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2159 = v560 + v2158;
+  const uint v2160 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2161 = v1394 + v2160;
+  const bool v2162 = v2159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2163 = v450 && v2162;
+  const bool v2164 = v2161 < v1;
+  const bool v2165 = v2163 && v2164;
+  if (v2165) {
+    const float v2166 = v1402.m[1][9].thread_elements()[0];
+    const float v2167 = v2166 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2168 = bfloat(v2167);
+    const uint v2169 = v2159 * v1;
+    const uint v2170 = v2169 + v2161;
+    out[v2170] = v2168;
   }
-  const uint v2070 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2071 = v459 + v2070;
-  const uint v2072 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2073 = v1293 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2075 = v349 && v2074;
-  const bool v2076 = v2073 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v1301.m[1][9].thread_elements()[1];
-    const float v2079 = v2078 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2080 = bfloat(v2079);
-    const uint v2081 = v2071 * v1;
-    const uint v2082 = v2081 + v2073;
-    out[v2082] = v2080;
+  const uint v2171 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2172 = v560 + v2171;
+  const uint v2173 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2174 = v1394 + v2173;
+  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2176 = v450 && v2175;
+  const bool v2177 = v2174 < v1;
+  const bool v2178 = v2176 && v2177;
+  if (v2178) {
+    const float v2179 = v1402.m[1][9].thread_elements()[1];
+    const float v2180 = v2179 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2181 = bfloat(v2180);
+    const uint v2182 = v2172 * v1;
+    const uint v2183 = v2182 + v2174;
+    out[v2183] = v2181;
   }
-  const uint v2083 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2084 = v459 + v2083;
-  const uint v2085 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2086 = v1293 + v2085;
-  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2088 = v349 && v2087;
-  const bool v2089 = v2086 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v1301.m[1][10].thread_elements()[0];
-    const float v2092 = v2091 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2093 = bfloat(v2092);
-    const uint v2094 = v2084 * v1;
-    const uint v2095 = v2094 + v2086;
-    out[v2095] = v2093;
+  const uint v2184 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2185 = v560 + v2184;
+  const uint v2186 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2187 = v1394 + v2186;
+  const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2189 = v450 && v2188;
+  const bool v2190 = v2187 < v1;
+  const bool v2191 = v2189 && v2190;
+  if (v2191) {
+    const float v2192 = v1402.m[1][10].thread_elements()[0];
+    const float v2193 = v2192 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2194 = bfloat(v2193);
+    const uint v2195 = v2185 * v1;
+    const uint v2196 = v2195 + v2187;
+    out[v2196] = v2194;
   }
-  const uint v2096 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2097 = v459 + v2096;
-  const uint v2098 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2099 = v1293 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2101 = v349 && v2100;
-  const bool v2102 = v2099 < v1;
-  const bool v2103 = v2101 && v2102;
-  if (v2103) {
-    const float v2104 = v1301.m[1][10].thread_elements()[1];
-    const float v2105 = v2104 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2106 = bfloat(v2105);
-    const uint v2107 = v2097 * v1;
-    const uint v2108 = v2107 + v2099;
-    out[v2108] = v2106;
+  const uint v2197 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2198 = v560 + v2197;
+  const uint v2199 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2200 = v1394 + v2199;
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2202 = v450 && v2201;
+  const bool v2203 = v2200 < v1;
+  const bool v2204 = v2202 && v2203;
+  if (v2204) {
+    const float v2205 = v1402.m[1][10].thread_elements()[1];
+    const float v2206 = v2205 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2207 = bfloat(v2206);
+    const uint v2208 = v2198 * v1;
+    const uint v2209 = v2208 + v2200;
+    out[v2209] = v2207;
   }
-  const uint v2109 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2110 = v459 + v2109;
-  const uint v2111 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2112 = v1293 + v2111;
-  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2114 = v349 && v2113;
-  const bool v2115 = v2112 < v1;
-  const bool v2116 = v2114 && v2115;
-  if (v2116) {
-    const float v2117 = v1301.m[1][11].thread_elements()[0];
-    const float v2118 = v2117 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2119 = bfloat(v2118);
-    const uint v2120 = v2110 * v1;
-    const uint v2121 = v2120 + v2112;
-    out[v2121] = v2119;
+  const uint v2210 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2211 = v560 + v2210;
+  const uint v2212 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2213 = v1394 + v2212;
+  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2215 = v450 && v2214;
+  const bool v2216 = v2213 < v1;
+  const bool v2217 = v2215 && v2216;
+  if (v2217) {
+    const float v2218 = v1402.m[1][11].thread_elements()[0];
+    const float v2219 = v2218 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2220 = bfloat(v2219);
+    const uint v2221 = v2211 * v1;
+    const uint v2222 = v2221 + v2213;
+    out[v2222] = v2220;
   }
-  const uint v2122 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2123 = v459 + v2122;
-  const uint v2124 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2125 = v1293 + v2124;
-  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2127 = v349 && v2126;
-  const bool v2128 = v2125 < v1;
-  const bool v2129 = v2127 && v2128;
-  if (v2129) {
-    const float v2130 = v1301.m[1][11].thread_elements()[1];
-    const float v2131 = v2130 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2132 = bfloat(v2131);
-    const uint v2133 = v2123 * v1;
-    const uint v2134 = v2133 + v2125;
-    out[v2134] = v2132;
+  const uint v2223 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2224 = v560 + v2223;
+  const uint v2225 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2226 = v1394 + v2225;
+  const bool v2227 = v2224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2228 = v450 && v2227;
+  const bool v2229 = v2226 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v1402.m[1][11].thread_elements()[1];
+    const float v2232 = v2231 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2233 = bfloat(v2232);
+    const uint v2234 = v2224 * v1;
+    const uint v2235 = v2234 + v2226;
+    out[v2235] = v2233;
   }
-  const uint v2135 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2136 = v459 + v2135;
-  const uint v2137 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2138 = v1293 + v2137;
-  const bool v2139 = v2136 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2140 = v349 && v2139;
-  const bool v2141 = v2138 < v1;
-  const bool v2142 = v2140 && v2141;
-  if (v2142) {
-    const float v2143 = v1301.m[1][12].thread_elements()[0];
-    const float v2144 = v2143 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2145 = bfloat(v2144);
-    const uint v2146 = v2136 * v1;
-    const uint v2147 = v2146 + v2138;
-    out[v2147] = v2145;
+  const uint v2236 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2237 = v560 + v2236;
+  const uint v2238 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2239 = v1394 + v2238;
+  const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2241 = v450 && v2240;
+  const bool v2242 = v2239 < v1;
+  const bool v2243 = v2241 && v2242;
+  if (v2243) {
+    const float v2244 = v1402.m[1][12].thread_elements()[0];
+    const float v2245 = v2244 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2246 = bfloat(v2245);
+    const uint v2247 = v2237 * v1;
+    const uint v2248 = v2247 + v2239;
+    out[v2248] = v2246;
   }
-  const uint v2148 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2149 = v459 + v2148;
-  const uint v2150 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2151 = v1293 + v2150;
-  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2153 = v349 && v2152;
-  const bool v2154 = v2151 < v1;
-  const bool v2155 = v2153 && v2154;
-  if (v2155) {
-    const float v2156 = v1301.m[1][12].thread_elements()[1];
-    const float v2157 = v2156 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2158 = bfloat(v2157);
-    const uint v2159 = v2149 * v1;
-    const uint v2160 = v2159 + v2151;
-    out[v2160] = v2158;
+  const uint v2249 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2250 = v560 + v2249;
+  const uint v2251 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2252 = v1394 + v2251;
+  const bool v2253 = v2250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2254 = v450 && v2253;
+  const bool v2255 = v2252 < v1;
+  const bool v2256 = v2254 && v2255;
+  if (v2256) {
+    const float v2257 = v1402.m[1][12].thread_elements()[1];
+    const float v2258 = v2257 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2259 = bfloat(v2258);
+    const uint v2260 = v2250 * v1;
+    const uint v2261 = v2260 + v2252;
+    out[v2261] = v2259;
   }
-  const uint v2161 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2162 = v459 + v2161;
-  const uint v2163 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2164 = v1293 + v2163;
-  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2166 = v349 && v2165;
-  const bool v2167 = v2164 < v1;
-  const bool v2168 = v2166 && v2167;
-  if (v2168) {
-    const float v2169 = v1301.m[1][13].thread_elements()[0];
-    const float v2170 = v2169 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2171 = bfloat(v2170);
-    const uint v2172 = v2162 * v1;
-    const uint v2173 = v2172 + v2164;
-    out[v2173] = v2171;
+  const uint v2262 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2263 = v560 + v2262;
+  const uint v2264 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2265 = v1394 + v2264;
+  const bool v2266 = v2263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2267 = v450 && v2266;
+  const bool v2268 = v2265 < v1;
+  const bool v2269 = v2267 && v2268;
+  if (v2269) {
+    const float v2270 = v1402.m[1][13].thread_elements()[0];
+    const float v2271 = v2270 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2272 = bfloat(v2271);
+    const uint v2273 = v2263 * v1;
+    const uint v2274 = v2273 + v2265;
+    out[v2274] = v2272;
   }
-  const uint v2174 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2175 = v459 + v2174;
-  const uint v2176 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2177 = v1293 + v2176;
-  const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2179 = v349 && v2178;
-  const bool v2180 = v2177 < v1;
-  const bool v2181 = v2179 && v2180;
-  if (v2181) {
-    const float v2182 = v1301.m[1][13].thread_elements()[1];
-    const float v2183 = v2182 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2184 = bfloat(v2183);
-    const uint v2185 = v2175 * v1;
-    const uint v2186 = v2185 + v2177;
-    out[v2186] = v2184;
+  const uint v2275 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2276 = v560 + v2275;
+  const uint v2277 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2278 = v1394 + v2277;
+  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2280 = v450 && v2279;
+  const bool v2281 = v2278 < v1;
+  const bool v2282 = v2280 && v2281;
+  if (v2282) {
+    const float v2283 = v1402.m[1][13].thread_elements()[1];
+    const float v2284 = v2283 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2285 = bfloat(v2284);
+    const uint v2286 = v2276 * v1;
+    const uint v2287 = v2286 + v2278;
+    out[v2287] = v2285;
   }
-  const uint v2187 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2188 = v459 + v2187;
-  const uint v2189 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2190 = v1293 + v2189;
-  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2192 = v349 && v2191;
-  const bool v2193 = v2190 < v1;
-  const bool v2194 = v2192 && v2193;
-  if (v2194) {
-    const float v2195 = v1301.m[1][14].thread_elements()[0];
-    const float v2196 = v2195 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2197 = bfloat(v2196);
-    const uint v2198 = v2188 * v1;
-    const uint v2199 = v2198 + v2190;
-    out[v2199] = v2197;
+  const uint v2288 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2289 = v560 + v2288;
+  const uint v2290 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2291 = v1394 + v2290;
+  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2293 = v450 && v2292;
+  const bool v2294 = v2291 < v1;
+  const bool v2295 = v2293 && v2294;
+  if (v2295) {
+    const float v2296 = v1402.m[1][14].thread_elements()[0];
+    const float v2297 = v2296 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2298 = bfloat(v2297);
+    const uint v2299 = v2289 * v1;
+    const uint v2300 = v2299 + v2291;
+    out[v2300] = v2298;
   }
-  const uint v2200 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2201 = v459 + v2200;
-  const uint v2202 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2203 = v1293 + v2202;
-  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2205 = v349 && v2204;
-  const bool v2206 = v2203 < v1;
-  const bool v2207 = v2205 && v2206;
-  if (v2207) {
-    const float v2208 = v1301.m[1][14].thread_elements()[1];
-    const float v2209 = v2208 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2210 = bfloat(v2209);
-    const uint v2211 = v2201 * v1;
-    const uint v2212 = v2211 + v2203;
-    out[v2212] = v2210;
+  const uint v2301 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2302 = v560 + v2301;
+  const uint v2303 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2304 = v1394 + v2303;
+  const bool v2305 = v2302 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2306 = v450 && v2305;
+  const bool v2307 = v2304 < v1;
+  const bool v2308 = v2306 && v2307;
+  if (v2308) {
+    const float v2309 = v1402.m[1][14].thread_elements()[1];
+    const float v2310 = v2309 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2311 = bfloat(v2310);
+    const uint v2312 = v2302 * v1;
+    const uint v2313 = v2312 + v2304;
+    out[v2313] = v2311;
   }
-  const uint v2213 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2214 = v459 + v2213;
-  const uint v2215 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2216 = v1293 + v2215;
-  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2218 = v349 && v2217;
-  const bool v2219 = v2216 < v1;
-  const bool v2220 = v2218 && v2219;
-  if (v2220) {
-    const float v2221 = v1301.m[1][15].thread_elements()[0];
-    const float v2222 = v2221 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2223 = bfloat(v2222);
-    const uint v2224 = v2214 * v1;
-    const uint v2225 = v2224 + v2216;
-    out[v2225] = v2223;
+  const uint v2314 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2315 = v560 + v2314;
+  const uint v2316 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2317 = v1394 + v2316;
+  const bool v2318 = v2315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2319 = v450 && v2318;
+  const bool v2320 = v2317 < v1;
+  const bool v2321 = v2319 && v2320;
+  if (v2321) {
+    const float v2322 = v1402.m[1][15].thread_elements()[0];
+    const float v2323 = v2322 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2324 = bfloat(v2323);
+    const uint v2325 = v2315 * v1;
+    const uint v2326 = v2325 + v2317;
+    out[v2326] = v2324;
   }
-  const uint v2226 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2227 = v459 + v2226;
-  const uint v2228 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2229 = v1293 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2231 = v349 && v2230;
-  const bool v2232 = v2229 < v1;
-  const bool v2233 = v2231 && v2232;
-  if (v2233) {
-    const float v2234 = v1301.m[1][15].thread_elements()[1];
-    const float v2235 = v2234 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2236 = bfloat(v2235);
-    const uint v2237 = v2227 * v1;
-    const uint v2238 = v2237 + v2229;
-    out[v2238] = v2236;
+  const uint v2327 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2328 = v560 + v2327;
+  const uint v2329 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2330 = v1394 + v2329;
+  const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2332 = v450 && v2331;
+  const bool v2333 = v2330 < v1;
+  const bool v2334 = v2332 && v2333;
+  if (v2334) {
+    const float v2335 = v1402.m[1][15].thread_elements()[1];
+    const float v2336 = v2335 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2337 = bfloat(v2336);
+    const uint v2338 = v2328 * v1;
+    const uint v2339 = v2338 + v2330;
+    out[v2339] = v2337;
   }
 }

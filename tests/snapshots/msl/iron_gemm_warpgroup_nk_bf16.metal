@@ -101,2549 +101,2549 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v26 = v25 << 8u;
-  const uint v320 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:505
-  const bool v321 = v320 < 8u;
-  const uint v324 = v320 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
-  iron_frag<float, 16, 128> v326;
-  iron_frag_fill(v326, float(0.0f));
-  const uint v329 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
-  const bool v330 = v329 == 0u;
-  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:528
-    const uint v2496 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:383
-    const uint v2498 = v320 << 5u;
-    const uint v2499 = v2498 + v2496;
-    const uint v2503 = v2499 >> 3u;
-    const uint v2505 = v2499 & 7u;
-    const uint v2507 = v2505 << 3u;
-    const uint v2508 = v22 + v2503;
-    const bool v2510 = v2508 < v0;
-    const uint v2513 = v2508 * v2;
-    const uint v2518 = v2503 << 6u;
-    const uint v2522 = v2499 + 384u;
-    const uint v2524 = v2522 >> 3u;
-    const uint v2526 = v2522 & 7u;
-    const uint v2528 = v2526 << 3u;
-    const uint v2529 = v22 + v2524;
-    const bool v2531 = v2529 < v0;
-    const uint v2534 = v2529 * v2;
-    const uint v2539 = v2524 << 6u;
-    const uint v2543 = v2499 + 768u;
-    const bool v2545 = v2543 < 1024u;
-    const uint v2581 = v26 + v2503;  // kernels/gemm/gemm_warpgroup.hpp:239
-    const bool v2583 = v2581 < v1;
-    const uint v2586 = v2581 * v2;
-    const uint v2602 = v26 + v2524;
-    const bool v2604 = v2602 < v1;
-    const uint v2607 = v2602 * v2;
+  const uint v421 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:506
+  const bool v422 = v421 < 8u;
+  const uint v425 = v421 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:424
+  iron_frag<float, 16, 128> v427;
+  iron_frag_fill(v427, float(0.0f));
+  const uint v430 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
+  const bool v431 = v430 == 0u;
+  if (v431) {  // kernels/gemm/gemm_warpgroup.hpp:529
+    const uint v2597 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:384
+    const uint v2599 = v421 << 5u;
+    const uint v2600 = v2599 + v2597;
+    const uint v2604 = v2600 >> 3u;
+    const uint v2606 = v2600 & 7u;
+    const uint v2608 = v2606 << 3u;
+    const uint v2609 = v22 + v2604;
+    const bool v2611 = v2609 < v0;
+    const uint v2614 = v2609 * v2;
+    const uint v2619 = v2604 << 6u;
+    const uint v2623 = v2600 + 384u;
+    const uint v2625 = v2623 >> 3u;
+    const uint v2627 = v2623 & 7u;
+    const uint v2629 = v2627 << 3u;
+    const uint v2630 = v22 + v2625;
+    const bool v2632 = v2630 < v0;
+    const uint v2635 = v2630 * v2;
+    const uint v2640 = v2625 << 6u;
+    const uint v2644 = v2600 + 768u;
+    const bool v2646 = v2644 < 1024u;
+    const uint v2682 = v26 + v2604;  // kernels/gemm/gemm_warpgroup.hpp:239
+    const bool v2684 = v2682 < v1;
+    const uint v2687 = v2682 * v2;
+    const uint v2703 = v26 + v2625;
+    const bool v2705 = v2703 < v1;
+    const uint v2708 = v2703 * v2;
 
-    for (uint v2487 = 0u; v2487 < v2; v2487 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:529
-      const uint v2489 = v2487 >> 6u;
-      const uint v2491 = v2489 % 1u;
+    for (uint v2588 = 0u; v2588 < v2; v2588 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:530
+      const uint v2590 = v2588 >> 6u;
+      const uint v2592 = v2590 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2493 = v2491 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
-      const uint v2509 = v2487 + v2507;  // kernels/gemm/gemm_warpgroup.hpp:383
-      const bool v2511 = v2509 < v2;
-      const bool v2512 = v2510 && v2511;
-      const uint v2515 = v2513 + v2509;
-      const uint v2516 = v2512 ? v2515 : 0u;
-      const uint v2519 = v2493 + v2518;
-      const uint v2520 = v2519 + v2507;
+      const uint v2594 = v2592 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:533
+      const uint v2610 = v2588 + v2608;  // kernels/gemm/gemm_warpgroup.hpp:384
+      const bool v2612 = v2610 < v2;
+      const bool v2613 = v2611 && v2612;
+      const uint v2616 = v2614 + v2610;
+      const uint v2617 = v2613 ? v2616 : 0u;
+      const uint v2620 = v2594 + v2619;
+      const uint v2621 = v2620 + v2608;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2520 + e] = v2512 ? a[v2516 + e] : bfloat(0);
+        shm3[v2621 + e] = v2613 ? a[v2617 + e] : bfloat(0);
       }
-      const uint v2530 = v2487 + v2528;
-      const bool v2532 = v2530 < v2;
-      const bool v2533 = v2531 && v2532;
-      const uint v2536 = v2534 + v2530;
-      const uint v2537 = v2533 ? v2536 : 0u;
-      const uint v2540 = v2493 + v2539;
-      const uint v2541 = v2540 + v2528;
+      const uint v2631 = v2588 + v2629;
+      const bool v2633 = v2631 < v2;
+      const bool v2634 = v2632 && v2633;
+      const uint v2637 = v2635 + v2631;
+      const uint v2638 = v2634 ? v2637 : 0u;
+      const uint v2641 = v2594 + v2640;
+      const uint v2642 = v2641 + v2629;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2541 + e] = v2533 ? a[v2537 + e] : bfloat(0);
+        shm3[v2642 + e] = v2634 ? a[v2638 + e] : bfloat(0);
       }
-      if (v2545) {
-        const uint v2547 = v2543 >> 3u;
-        const uint v2549 = v2543 & 7u;
-        const uint v2551 = v2549 << 3u;
-        const uint v2552 = v22 + v2547;
-        const uint v2553 = v2487 + v2551;
-        const bool v2554 = v2552 < v0;
-        const bool v2555 = v2553 < v2;
-        const bool v2556 = v2554 && v2555;
-        const uint v2557 = v2552 * v2;
-        const uint v2559 = v2557 + v2553;
-        const uint v2560 = v2556 ? v2559 : 0u;
-        const uint v2562 = v2547 << 6u;
-        const uint v2563 = v2493 + v2562;
-        const uint v2564 = v2563 + v2551;
+      if (v2646) {
+        const uint v2648 = v2644 >> 3u;
+        const uint v2650 = v2644 & 7u;
+        const uint v2652 = v2650 << 3u;
+        const uint v2653 = v22 + v2648;
+        const uint v2654 = v2588 + v2652;
+        const bool v2655 = v2653 < v0;
+        const bool v2656 = v2654 < v2;
+        const bool v2657 = v2655 && v2656;
+        const uint v2658 = v2653 * v2;
+        const uint v2660 = v2658 + v2654;
+        const uint v2661 = v2657 ? v2660 : 0u;
+        const uint v2663 = v2648 << 6u;
+        const uint v2664 = v2594 + v2663;
+        const uint v2665 = v2664 + v2652;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2564 + e] = v2556 ? a[v2560 + e] : bfloat(0);
+          shm3[v2665 + e] = v2657 ? a[v2661 + e] : bfloat(0);
         }
       }
-      const bool v2585 = v2583 && v2511;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const uint v2588 = v2586 + v2509;
-      const uint v2589 = v2585 ? v2588 : 0u;
+      const bool v2686 = v2684 && v2612;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const uint v2689 = v2687 + v2610;
+      const uint v2690 = v2686 ? v2689 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2520 + e] = v2585 ? b[v2589 + e] : bfloat(0);
+        shm4[v2621 + e] = v2686 ? b[v2690 + e] : bfloat(0);
       }
-      const bool v2606 = v2604 && v2532;
-      const uint v2609 = v2607 + v2530;
-      const uint v2610 = v2606 ? v2609 : 0u;
+      const bool v2707 = v2705 && v2633;
+      const uint v2710 = v2708 + v2631;
+      const uint v2711 = v2707 ? v2710 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2541 + e] = v2606 ? b[v2610 + e] : bfloat(0);
+        shm4[v2642 + e] = v2707 ? b[v2711 + e] : bfloat(0);
       }
-      if (v2545) {
-        const uint v2620 = v2543 >> 3u;
-        const uint v2622 = v2543 & 7u;
-        const uint v2624 = v2622 << 3u;
-        const uint v2625 = v26 + v2620;
-        const uint v2626 = v2487 + v2624;
-        const bool v2627 = v2625 < v1;
-        const bool v2628 = v2626 < v2;
-        const bool v2629 = v2627 && v2628;
-        const uint v2630 = v2625 * v2;
-        const uint v2632 = v2630 + v2626;
-        const uint v2633 = v2629 ? v2632 : 0u;
-        const uint v2635 = v2620 << 6u;
-        const uint v2636 = v2493 + v2635;
-        const uint v2637 = v2636 + v2624;
+      if (v2646) {
+        const uint v2721 = v2644 >> 3u;
+        const uint v2723 = v2644 & 7u;
+        const uint v2725 = v2723 << 3u;
+        const uint v2726 = v26 + v2721;
+        const uint v2727 = v2588 + v2725;
+        const bool v2728 = v2726 < v1;
+        const bool v2729 = v2727 < v2;
+        const bool v2730 = v2728 && v2729;
+        const uint v2731 = v2726 * v2;
+        const uint v2733 = v2731 + v2727;
+        const uint v2734 = v2730 ? v2733 : 0u;
+        const uint v2736 = v2721 << 6u;
+        const uint v2737 = v2594 + v2736;
+        const uint v2738 = v2737 + v2725;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2637 + e] = v2629 ? b[v2633 + e] : bfloat(0);
+          shm4[v2738 + e] = v2730 ? b[v2734 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:529
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:530
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v321) {
-        const uint v2646 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
-        const uint v2647 = v2646 << 6u;
-        const uint v2648 = v2493 + v2647;
-        const uint v2819 = v320 & 3u;
-        const uint v2821 = v2819 << 4u;
-        const uint v2823 = v2821 << 6u;
-        const uint v2825 = v2648 + v2823;
-        iron_frag<bfloat, 16, 16> v2832;
-        iron_frag_fill(v2832, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2832, shm3, long(v2825), long(64u));
-        iron_frag<bfloat, 16, 128> v2834;
-        iron_frag_fill(v2834, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2834, shm4, long(v2493), long(64u));
-        iron_frag_mma(v326, v2832, v2834);
-        const uint v2836 = v2825 + 16u;
-        const uint v2839 = v2493 + 16u;
-        iron_frag<bfloat, 16, 16> v2841;
-        iron_frag_fill(v2841, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2841, shm3, long(v2836), long(64u));
-        iron_frag<bfloat, 16, 128> v2843;
-        iron_frag_fill(v2843, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2843, shm4, long(v2839), long(64u));
-        iron_frag_mma(v326, v2841, v2843);
-        const uint v2845 = v2825 + 32u;
-        const uint v2848 = v2493 + 32u;
-        iron_frag<bfloat, 16, 16> v2850;
-        iron_frag_fill(v2850, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2850, shm3, long(v2845), long(64u));
-        iron_frag<bfloat, 16, 128> v2852;
-        iron_frag_fill(v2852, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2852, shm4, long(v2848), long(64u));
-        iron_frag_mma(v326, v2850, v2852);
-        const uint v2854 = v2825 + 48u;
-        const uint v2857 = v2493 + 48u;
-        iron_frag<bfloat, 16, 16> v2859;
-        iron_frag_fill(v2859, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2859, shm3, long(v2854), long(64u));
-        iron_frag<bfloat, 16, 128> v2861;
-        iron_frag_fill(v2861, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2861, shm4, long(v2857), long(64u));
-        iron_frag_mma(v326, v2859, v2861);
-      }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:529
-  } else {
-    const uint v359 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const uint v360 = iron_tid.x;
-
-    for (uint v357 = 0u; v357 < v2; v357 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
-      for (uint v362 = v360; v362 < 8192u; v362 += v359) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v364 = v362 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v366 = v362 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v367 = v22 + v364;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v368 = v367 < v0;
-        const uint v369 = v357 + v366;
-        const bool v370 = v369 < v2;
-        const bool v371 = v368 && v370;
-        if (v371) {
-          const uint v373 = v367 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v375 = v373 + v357;
-          const uint v376 = v375 + v366;
-          const bfloat v377 = a[v376];
-          const uint v379 = v364 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v380 = v379 + v366;
-          shm3[v380] = v377;
-        } else {
-          const uint v382 = v364 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v383 = v382 + v366;
-          shm3[v383] = bfloat(0.0f);
-        }
-      }
-
-      for (uint v389 = v360; v389 < 8192u; v389 += v359) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v391 = v389 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v393 = v389 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v394 = v26 + v391;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v395 = v394 < v1;
-        const uint v396 = v357 + v393;
-        const bool v397 = v396 < v2;
-        const bool v398 = v395 && v397;
-        if (v398) {
-          const uint v400 = v394 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v402 = v400 + v357;
-          const uint v403 = v402 + v393;
-          const bfloat v404 = b[v403];
-          const uint v406 = v391 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v407 = v406 + v393;
-          shm4[v407] = v404;
-        } else {
-          const uint v409 = v391 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v410 = v409 + v393;
-          shm4[v410] = bfloat(0.0f);
-        }
-      }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
-      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:520
-        const uint v418 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
-        const uint v419 = v418 << 6u;
-        const uint v2864 = v320 & 3u;
-        const uint v2866 = v2864 << 4u;
-        const uint v2868 = v2866 << 6u;
-        const uint v2870 = v419 + v2868;
-        iron_frag<bfloat, 16, 16> v2877;
-        iron_frag_fill(v2877, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2877, shm3, long(v2870), long(64u));
-        iron_frag<bfloat, 16, 128> v2879;
-        iron_frag_fill(v2879, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2879, shm4, long(0u), long(64u));
-        iron_frag_mma(v326, v2877, v2879);
-        const uint v2881 = v2870 + 16u;
-        iron_frag<bfloat, 16, 16> v2886;
-        iron_frag_fill(v2886, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2886, shm3, long(v2881), long(64u));
-        iron_frag<bfloat, 16, 128> v2888;
-        iron_frag_fill(v2888, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2888, shm4, long(16u), long(64u));
-        iron_frag_mma(v326, v2886, v2888);
-        const uint v2890 = v2870 + 32u;
-        iron_frag<bfloat, 16, 16> v2895;
-        iron_frag_fill(v2895, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2895, shm3, long(v2890), long(64u));
-        iron_frag<bfloat, 16, 128> v2897;
-        iron_frag_fill(v2897, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2897, shm4, long(32u), long(64u));
-        iron_frag_mma(v326, v2895, v2897);
-        const uint v2899 = v2870 + 48u;
-        iron_frag<bfloat, 16, 16> v2904;
-        iron_frag_fill(v2904, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2904, shm3, long(v2899), long(64u));
-        iron_frag<bfloat, 16, 128> v2906;
-        iron_frag_fill(v2906, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2906, shm4, long(48u), long(64u));
-        iron_frag_mma(v326, v2904, v2906);
-      }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
-    }
-  }
-  const uint v424 = v320 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
-  const uint v425 = v424 << 4u;
-  const uint v427 = v324 << 6u;
-  const uint v428 = v22 + v427;
-  const uint v429 = v428 + v425;
-  const uint v430 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v431 = v429 + v430;
-  const uint v432 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v433 = v26 + v432;
-  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v435 = v321 && v434;
-  const bool v436 = v433 < v1;
-  const bool v437 = v435 && v436;
-  if (v437) {
-    const float v438 = v326.m[0][0].thread_elements()[0];
-    const float v439 = v438 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v440 = bfloat(v439);
-    const uint v441 = v431 * v1;
-    const uint v442 = v441 + v433;
-    out[v442] = v440;
-  }
-  const uint v443 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v444 = v429 + v443;
-  const uint v445 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v446 = v26 + v445;
-  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v448 = v321 && v447;
-  const bool v449 = v446 < v1;
-  const bool v450 = v448 && v449;
-  if (v450) {
-    const float v451 = v326.m[0][0].thread_elements()[1];
-    const float v452 = v451 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v453 = bfloat(v452);
-    const uint v454 = v444 * v1;
-    const uint v455 = v454 + v446;
-    out[v455] = v453;
-  }
-  const uint v456 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v457 = v429 + v456;
-  const uint v458 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v459 = v26 + v458;
-  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v461 = v321 && v460;
-  const bool v462 = v459 < v1;
-  const bool v463 = v461 && v462;
-  if (v463) {
-    const float v464 = v326.m[0][1].thread_elements()[0];
-    const float v465 = v464 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v466 = bfloat(v465);
-    const uint v467 = v457 * v1;
-    const uint v468 = v467 + v459;
-    out[v468] = v466;
-  }
-  const uint v469 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v470 = v429 + v469;
-  const uint v471 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v472 = v26 + v471;
-  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v474 = v321 && v473;
-  const bool v475 = v472 < v1;
-  const bool v476 = v474 && v475;
-  if (v476) {
-    const float v477 = v326.m[0][1].thread_elements()[1];
-    const float v478 = v477 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v479 = bfloat(v478);
-    const uint v480 = v470 * v1;
-    const uint v481 = v480 + v472;
-    out[v481] = v479;
-  }
-  const uint v482 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v483 = v429 + v482;
-  const uint v484 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v485 = v26 + v484;
-  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v487 = v321 && v486;
-  const bool v488 = v485 < v1;
-  const bool v489 = v487 && v488;
-  if (v489) {
-    const float v490 = v326.m[0][2].thread_elements()[0];
-    const float v491 = v490 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v492 = bfloat(v491);
-    const uint v493 = v483 * v1;
-    const uint v494 = v493 + v485;
-    out[v494] = v492;
-  }
-  const uint v495 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v496 = v429 + v495;
-  const uint v497 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v498 = v26 + v497;
-  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v500 = v321 && v499;
-  const bool v501 = v498 < v1;
-  const bool v502 = v500 && v501;
-  if (v502) {
-    const float v503 = v326.m[0][2].thread_elements()[1];
-    const float v504 = v503 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v505 = bfloat(v504);
-    const uint v506 = v496 * v1;
-    const uint v507 = v506 + v498;
-    out[v507] = v505;
-  }
-  const uint v508 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v509 = v429 + v508;
-  const uint v510 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v511 = v26 + v510;
-  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v513 = v321 && v512;
-  const bool v514 = v511 < v1;
-  const bool v515 = v513 && v514;
-  if (v515) {
-    const float v516 = v326.m[0][3].thread_elements()[0];
-    const float v517 = v516 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v518 = bfloat(v517);
-    const uint v519 = v509 * v1;
-    const uint v520 = v519 + v511;
-    out[v520] = v518;
-  }
-  const uint v521 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v522 = v429 + v521;
-  const uint v523 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v524 = v26 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v526 = v321 && v525;
-  const bool v527 = v524 < v1;
-  const bool v528 = v526 && v527;
-  if (v528) {
-    const float v529 = v326.m[0][3].thread_elements()[1];
-    const float v530 = v529 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v531 = bfloat(v530);
-    const uint v532 = v522 * v1;
-    const uint v533 = v532 + v524;
-    out[v533] = v531;
-  }
-  const uint v534 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v535 = v429 + v534;
-  const uint v536 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v537 = v26 + v536;
-  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v539 = v321 && v538;
-  const bool v540 = v537 < v1;
-  const bool v541 = v539 && v540;
-  if (v541) {
-    const float v542 = v326.m[0][4].thread_elements()[0];
-    const float v543 = v542 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v544 = bfloat(v543);
-    const uint v545 = v535 * v1;
-    const uint v546 = v545 + v537;
-    out[v546] = v544;
-  }
-  const uint v547 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v548 = v429 + v547;
-  const uint v549 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v550 = v26 + v549;
-  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v552 = v321 && v551;
-  const bool v553 = v550 < v1;
-  const bool v554 = v552 && v553;
-  if (v554) {
-    const float v555 = v326.m[0][4].thread_elements()[1];
-    const float v556 = v555 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v557 = bfloat(v556);
-    const uint v558 = v548 * v1;
-    const uint v559 = v558 + v550;
-    out[v559] = v557;
-  }
-  const uint v560 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v561 = v429 + v560;
-  const uint v562 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v563 = v26 + v562;
-  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v565 = v321 && v564;
-  const bool v566 = v563 < v1;
-  const bool v567 = v565 && v566;
-  if (v567) {
-    const float v568 = v326.m[0][5].thread_elements()[0];
-    const float v569 = v568 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v570 = bfloat(v569);
-    const uint v571 = v561 * v1;
-    const uint v572 = v571 + v563;
-    out[v572] = v570;
-  }
-  const uint v573 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v574 = v429 + v573;
-  const uint v575 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v576 = v26 + v575;
-  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v578 = v321 && v577;
-  const bool v579 = v576 < v1;
-  const bool v580 = v578 && v579;
-  if (v580) {
-    const float v581 = v326.m[0][5].thread_elements()[1];
-    const float v582 = v581 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v583 = bfloat(v582);
-    const uint v584 = v574 * v1;
-    const uint v585 = v584 + v576;
-    out[v585] = v583;
-  }
-  const uint v586 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v587 = v429 + v586;
-  const uint v588 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v589 = v26 + v588;
-  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v591 = v321 && v590;
-  const bool v592 = v589 < v1;
-  const bool v593 = v591 && v592;
-  if (v593) {
-    const float v594 = v326.m[0][6].thread_elements()[0];
-    const float v595 = v594 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v596 = bfloat(v595);
-    const uint v597 = v587 * v1;
-    const uint v598 = v597 + v589;
-    out[v598] = v596;
-  }
-  const uint v599 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v600 = v429 + v599;
-  const uint v601 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v602 = v26 + v601;
-  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v604 = v321 && v603;
-  const bool v605 = v602 < v1;
-  const bool v606 = v604 && v605;
-  if (v606) {
-    const float v607 = v326.m[0][6].thread_elements()[1];
-    const float v608 = v607 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v609 = bfloat(v608);
-    const uint v610 = v600 * v1;
-    const uint v611 = v610 + v602;
-    out[v611] = v609;
-  }
-  const uint v612 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v613 = v429 + v612;
-  const uint v614 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v615 = v26 + v614;
-  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v617 = v321 && v616;
-  const bool v618 = v615 < v1;
-  const bool v619 = v617 && v618;
-  if (v619) {
-    const float v620 = v326.m[0][7].thread_elements()[0];
-    const float v621 = v620 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v622 = bfloat(v621);
-    const uint v623 = v613 * v1;
-    const uint v624 = v623 + v615;
-    out[v624] = v622;
-  }
-  const uint v625 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v626 = v429 + v625;
-  const uint v627 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v628 = v26 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v630 = v321 && v629;
-  const bool v631 = v628 < v1;
-  const bool v632 = v630 && v631;
-  if (v632) {
-    const float v633 = v326.m[0][7].thread_elements()[1];
-    const float v634 = v633 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v635 = bfloat(v634);
-    const uint v636 = v626 * v1;
-    const uint v637 = v636 + v628;
-    out[v637] = v635;
-  }
-  const uint v638 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v639 = v429 + v638;
-  const uint v640 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v641 = v26 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v643 = v321 && v642;
-  const bool v644 = v641 < v1;
-  const bool v645 = v643 && v644;
-  if (v645) {
-    const float v646 = v326.m[0][8].thread_elements()[0];
-    const float v647 = v646 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v648 = bfloat(v647);
-    const uint v649 = v639 * v1;
-    const uint v650 = v649 + v641;
-    out[v650] = v648;
-  }
-  const uint v651 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v652 = v429 + v651;
-  const uint v653 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v654 = v26 + v653;
-  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v656 = v321 && v655;
-  const bool v657 = v654 < v1;
-  const bool v658 = v656 && v657;
-  if (v658) {
-    const float v659 = v326.m[0][8].thread_elements()[1];
-    const float v660 = v659 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v661 = bfloat(v660);
-    const uint v662 = v652 * v1;
-    const uint v663 = v662 + v654;
-    out[v663] = v661;
-  }
-  const uint v664 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v665 = v429 + v664;
-  const uint v666 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v667 = v26 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v669 = v321 && v668;
-  const bool v670 = v667 < v1;
-  const bool v671 = v669 && v670;
-  if (v671) {
-    const float v672 = v326.m[0][9].thread_elements()[0];
-    const float v673 = v672 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v674 = bfloat(v673);
-    const uint v675 = v665 * v1;
-    const uint v676 = v675 + v667;
-    out[v676] = v674;
-  }
-  const uint v677 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v678 = v429 + v677;
-  const uint v679 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v680 = v26 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v682 = v321 && v681;
-  const bool v683 = v680 < v1;
-  const bool v684 = v682 && v683;
-  if (v684) {
-    const float v685 = v326.m[0][9].thread_elements()[1];
-    const float v686 = v685 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v687 = bfloat(v686);
-    const uint v688 = v678 * v1;
-    const uint v689 = v688 + v680;
-    out[v689] = v687;
-  }
-  const uint v690 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v691 = v429 + v690;
-  const uint v692 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v693 = v26 + v692;
-  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v695 = v321 && v694;
-  const bool v696 = v693 < v1;
-  const bool v697 = v695 && v696;
-  if (v697) {
-    const float v698 = v326.m[0][10].thread_elements()[0];
-    const float v699 = v698 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v700 = bfloat(v699);
-    const uint v701 = v691 * v1;
-    const uint v702 = v701 + v693;
-    out[v702] = v700;
-  }
-  const uint v703 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v704 = v429 + v703;
-  const uint v705 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v706 = v26 + v705;
-  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v708 = v321 && v707;
-  const bool v709 = v706 < v1;
-  const bool v710 = v708 && v709;
-  if (v710) {
-    const float v711 = v326.m[0][10].thread_elements()[1];
-    const float v712 = v711 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v713 = bfloat(v712);
-    const uint v714 = v704 * v1;
-    const uint v715 = v714 + v706;
-    out[v715] = v713;
-  }
-  const uint v716 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v717 = v429 + v716;
-  const uint v718 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v719 = v26 + v718;
-  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v721 = v321 && v720;
-  const bool v722 = v719 < v1;
-  const bool v723 = v721 && v722;
-  if (v723) {
-    const float v724 = v326.m[0][11].thread_elements()[0];
-    const float v725 = v724 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v726 = bfloat(v725);
-    const uint v727 = v717 * v1;
-    const uint v728 = v727 + v719;
-    out[v728] = v726;
-  }
-  const uint v729 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v730 = v429 + v729;
-  const uint v731 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v732 = v26 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v734 = v321 && v733;
-  const bool v735 = v732 < v1;
-  const bool v736 = v734 && v735;
-  if (v736) {
-    const float v737 = v326.m[0][11].thread_elements()[1];
-    const float v738 = v737 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v739 = bfloat(v738);
-    const uint v740 = v730 * v1;
-    const uint v741 = v740 + v732;
-    out[v741] = v739;
-  }
-  const uint v742 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v743 = v429 + v742;
-  const uint v744 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v745 = v26 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v747 = v321 && v746;
-  const bool v748 = v745 < v1;
-  const bool v749 = v747 && v748;
-  if (v749) {
-    const float v750 = v326.m[0][12].thread_elements()[0];
-    const float v751 = v750 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v752 = bfloat(v751);
-    const uint v753 = v743 * v1;
-    const uint v754 = v753 + v745;
-    out[v754] = v752;
-  }
-  const uint v755 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v756 = v429 + v755;
-  const uint v757 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v758 = v26 + v757;
-  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v760 = v321 && v759;
-  const bool v761 = v758 < v1;
-  const bool v762 = v760 && v761;
-  if (v762) {
-    const float v763 = v326.m[0][12].thread_elements()[1];
-    const float v764 = v763 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v765 = bfloat(v764);
-    const uint v766 = v756 * v1;
-    const uint v767 = v766 + v758;
-    out[v767] = v765;
-  }
-  const uint v768 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v769 = v429 + v768;
-  const uint v770 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v771 = v26 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v773 = v321 && v772;
-  const bool v774 = v771 < v1;
-  const bool v775 = v773 && v774;
-  if (v775) {
-    const float v776 = v326.m[0][13].thread_elements()[0];
-    const float v777 = v776 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v778 = bfloat(v777);
-    const uint v779 = v769 * v1;
-    const uint v780 = v779 + v771;
-    out[v780] = v778;
-  }
-  const uint v781 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v782 = v429 + v781;
-  const uint v783 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v784 = v26 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v786 = v321 && v785;
-  const bool v787 = v784 < v1;
-  const bool v788 = v786 && v787;
-  if (v788) {
-    const float v789 = v326.m[0][13].thread_elements()[1];
-    const float v790 = v789 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v791 = bfloat(v790);
-    const uint v792 = v782 * v1;
-    const uint v793 = v792 + v784;
-    out[v793] = v791;
-  }
-  const uint v794 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v795 = v429 + v794;
-  const uint v796 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v797 = v26 + v796;
-  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v799 = v321 && v798;
-  const bool v800 = v797 < v1;
-  const bool v801 = v799 && v800;
-  if (v801) {
-    const float v802 = v326.m[0][14].thread_elements()[0];
-    const float v803 = v802 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v804 = bfloat(v803);
-    const uint v805 = v795 * v1;
-    const uint v806 = v805 + v797;
-    out[v806] = v804;
-  }
-  const uint v807 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v808 = v429 + v807;
-  const uint v809 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v810 = v26 + v809;
-  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v812 = v321 && v811;
-  const bool v813 = v810 < v1;
-  const bool v814 = v812 && v813;
-  if (v814) {
-    const float v815 = v326.m[0][14].thread_elements()[1];
-    const float v816 = v815 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v817 = bfloat(v816);
-    const uint v818 = v808 * v1;
-    const uint v819 = v818 + v810;
-    out[v819] = v817;
-  }
-  const uint v820 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v821 = v429 + v820;
-  const uint v822 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v823 = v26 + v822;
-  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v825 = v321 && v824;
-  const bool v826 = v823 < v1;
-  const bool v827 = v825 && v826;
-  if (v827) {
-    const float v828 = v326.m[0][15].thread_elements()[0];
-    const float v829 = v828 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v830 = bfloat(v829);
-    const uint v831 = v821 * v1;
-    const uint v832 = v831 + v823;
-    out[v832] = v830;
-  }
-  const uint v833 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v834 = v429 + v833;
-  const uint v835 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v836 = v26 + v835;
-  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v838 = v321 && v837;
-  const bool v839 = v836 < v1;
-  const bool v840 = v838 && v839;
-  if (v840) {
-    const float v841 = v326.m[0][15].thread_elements()[1];
-    const float v842 = v841 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v843 = bfloat(v842);
-    const uint v844 = v834 * v1;
-    const uint v845 = v844 + v836;
-    out[v845] = v843;
-  }
-  const uint v846 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v847 = v429 + v846;
-  const uint v848 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v849 = v26 + v848;
-  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v851 = v321 && v850;
-  const bool v852 = v849 < v1;
-  const bool v853 = v851 && v852;
-  if (v853) {
-    const float v854 = v326.m[1][0].thread_elements()[0];
-    const float v855 = v854 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v856 = bfloat(v855);
-    const uint v857 = v847 * v1;
-    const uint v858 = v857 + v849;
-    out[v858] = v856;
-  }
-  const uint v859 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v860 = v429 + v859;
-  const uint v861 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v862 = v26 + v861;
-  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v864 = v321 && v863;
-  const bool v865 = v862 < v1;
-  const bool v866 = v864 && v865;
-  if (v866) {
-    const float v867 = v326.m[1][0].thread_elements()[1];
-    const float v868 = v867 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v869 = bfloat(v868);
-    const uint v870 = v860 * v1;
-    const uint v871 = v870 + v862;
-    out[v871] = v869;
-  }
-  const uint v872 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v873 = v429 + v872;
-  const uint v874 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v875 = v26 + v874;
-  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v877 = v321 && v876;
-  const bool v878 = v875 < v1;
-  const bool v879 = v877 && v878;
-  if (v879) {
-    const float v880 = v326.m[1][1].thread_elements()[0];
-    const float v881 = v880 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v882 = bfloat(v881);
-    const uint v883 = v873 * v1;
-    const uint v884 = v883 + v875;
-    out[v884] = v882;
-  }
-  const uint v885 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v886 = v429 + v885;
-  const uint v887 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v888 = v26 + v887;
-  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v890 = v321 && v889;
-  const bool v891 = v888 < v1;
-  const bool v892 = v890 && v891;
-  if (v892) {
-    const float v893 = v326.m[1][1].thread_elements()[1];
-    const float v894 = v893 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v895 = bfloat(v894);
-    const uint v896 = v886 * v1;
-    const uint v897 = v896 + v888;
-    out[v897] = v895;
-  }
-  const uint v898 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v899 = v429 + v898;
-  const uint v900 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v901 = v26 + v900;
-  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v903 = v321 && v902;
-  const bool v904 = v901 < v1;
-  const bool v905 = v903 && v904;
-  if (v905) {
-    const float v906 = v326.m[1][2].thread_elements()[0];
-    const float v907 = v906 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v908 = bfloat(v907);
-    const uint v909 = v899 * v1;
-    const uint v910 = v909 + v901;
-    out[v910] = v908;
-  }
-  const uint v911 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v912 = v429 + v911;
-  const uint v913 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v914 = v26 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v916 = v321 && v915;
-  const bool v917 = v914 < v1;
-  const bool v918 = v916 && v917;
-  if (v918) {
-    const float v919 = v326.m[1][2].thread_elements()[1];
-    const float v920 = v919 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v921 = bfloat(v920);
-    const uint v922 = v912 * v1;
-    const uint v923 = v922 + v914;
-    out[v923] = v921;
-  }
-  const uint v924 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v925 = v429 + v924;
-  const uint v926 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v927 = v26 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v929 = v321 && v928;
-  const bool v930 = v927 < v1;
-  const bool v931 = v929 && v930;
-  if (v931) {
-    const float v932 = v326.m[1][3].thread_elements()[0];
-    const float v933 = v932 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v934 = bfloat(v933);
-    const uint v935 = v925 * v1;
-    const uint v936 = v935 + v927;
-    out[v936] = v934;
-  }
-  const uint v937 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v938 = v429 + v937;
-  const uint v939 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v940 = v26 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v942 = v321 && v941;
-  const bool v943 = v940 < v1;
-  const bool v944 = v942 && v943;
-  if (v944) {
-    const float v945 = v326.m[1][3].thread_elements()[1];
-    const float v946 = v945 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v947 = bfloat(v946);
-    const uint v948 = v938 * v1;
-    const uint v949 = v948 + v940;
-    out[v949] = v947;
-  }
-  const uint v950 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v951 = v429 + v950;
-  const uint v952 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v953 = v26 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v955 = v321 && v954;
-  const bool v956 = v953 < v1;
-  const bool v957 = v955 && v956;
-  if (v957) {
-    const float v958 = v326.m[1][4].thread_elements()[0];
-    const float v959 = v958 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v960 = bfloat(v959);
-    const uint v961 = v951 * v1;
-    const uint v962 = v961 + v953;
-    out[v962] = v960;
-  }
-  const uint v963 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v964 = v429 + v963;
-  const uint v965 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v966 = v26 + v965;
-  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v968 = v321 && v967;
-  const bool v969 = v966 < v1;
-  const bool v970 = v968 && v969;
-  if (v970) {
-    const float v971 = v326.m[1][4].thread_elements()[1];
-    const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v973 = bfloat(v972);
-    const uint v974 = v964 * v1;
-    const uint v975 = v974 + v966;
-    out[v975] = v973;
-  }
-  const uint v976 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v977 = v429 + v976;
-  const uint v978 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v979 = v26 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v981 = v321 && v980;
-  const bool v982 = v979 < v1;
-  const bool v983 = v981 && v982;
-  if (v983) {
-    const float v984 = v326.m[1][5].thread_elements()[0];
-    const float v985 = v984 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v986 = bfloat(v985);
-    const uint v987 = v977 * v1;
-    const uint v988 = v987 + v979;
-    out[v988] = v986;
-  }
-  const uint v989 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v990 = v429 + v989;
-  const uint v991 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v992 = v26 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v994 = v321 && v993;
-  const bool v995 = v992 < v1;
-  const bool v996 = v994 && v995;
-  if (v996) {
-    const float v997 = v326.m[1][5].thread_elements()[1];
-    const float v998 = v997 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v999 = bfloat(v998);
-    const uint v1000 = v990 * v1;
-    const uint v1001 = v1000 + v992;
-    out[v1001] = v999;
-  }
-  const uint v1002 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1003 = v429 + v1002;
-  const uint v1004 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1005 = v26 + v1004;
-  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1007 = v321 && v1006;
-  const bool v1008 = v1005 < v1;
-  const bool v1009 = v1007 && v1008;
-  if (v1009) {
-    const float v1010 = v326.m[1][6].thread_elements()[0];
-    const float v1011 = v1010 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1012 = bfloat(v1011);
-    const uint v1013 = v1003 * v1;
-    const uint v1014 = v1013 + v1005;
-    out[v1014] = v1012;
-  }
-  const uint v1015 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1016 = v429 + v1015;
-  const uint v1017 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1018 = v26 + v1017;
-  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1020 = v321 && v1019;
-  const bool v1021 = v1018 < v1;
-  const bool v1022 = v1020 && v1021;
-  if (v1022) {
-    const float v1023 = v326.m[1][6].thread_elements()[1];
-    const float v1024 = v1023 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1025 = bfloat(v1024);
-    const uint v1026 = v1016 * v1;
-    const uint v1027 = v1026 + v1018;
-    out[v1027] = v1025;
-  }
-  const uint v1028 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1029 = v429 + v1028;
-  const uint v1030 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1031 = v26 + v1030;
-  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1033 = v321 && v1032;
-  const bool v1034 = v1031 < v1;
-  const bool v1035 = v1033 && v1034;
-  if (v1035) {
-    const float v1036 = v326.m[1][7].thread_elements()[0];
-    const float v1037 = v1036 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1038 = bfloat(v1037);
-    const uint v1039 = v1029 * v1;
-    const uint v1040 = v1039 + v1031;
-    out[v1040] = v1038;
-  }
-  const uint v1041 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1042 = v429 + v1041;
-  const uint v1043 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1044 = v26 + v1043;
-  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1046 = v321 && v1045;
-  const bool v1047 = v1044 < v1;
-  const bool v1048 = v1046 && v1047;
-  if (v1048) {
-    const float v1049 = v326.m[1][7].thread_elements()[1];
-    const float v1050 = v1049 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1051 = bfloat(v1050);
-    const uint v1052 = v1042 * v1;
-    const uint v1053 = v1052 + v1044;
-    out[v1053] = v1051;
-  }
-  const uint v1054 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1055 = v429 + v1054;
-  const uint v1056 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1057 = v26 + v1056;
-  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1059 = v321 && v1058;
-  const bool v1060 = v1057 < v1;
-  const bool v1061 = v1059 && v1060;
-  if (v1061) {
-    const float v1062 = v326.m[1][8].thread_elements()[0];
-    const float v1063 = v1062 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1064 = bfloat(v1063);
-    const uint v1065 = v1055 * v1;
-    const uint v1066 = v1065 + v1057;
-    out[v1066] = v1064;
-  }
-  const uint v1067 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1068 = v429 + v1067;
-  const uint v1069 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1070 = v26 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1072 = v321 && v1071;
-  const bool v1073 = v1070 < v1;
-  const bool v1074 = v1072 && v1073;
-  if (v1074) {
-    const float v1075 = v326.m[1][8].thread_elements()[1];
-    const float v1076 = v1075 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1077 = bfloat(v1076);
-    const uint v1078 = v1068 * v1;
-    const uint v1079 = v1078 + v1070;
-    out[v1079] = v1077;
-  }
-  const uint v1080 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1081 = v429 + v1080;
-  const uint v1082 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1083 = v26 + v1082;
-  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1085 = v321 && v1084;
-  const bool v1086 = v1083 < v1;
-  const bool v1087 = v1085 && v1086;
-  if (v1087) {
-    const float v1088 = v326.m[1][9].thread_elements()[0];
-    const float v1089 = v1088 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1090 = bfloat(v1089);
-    const uint v1091 = v1081 * v1;
-    const uint v1092 = v1091 + v1083;
-    out[v1092] = v1090;
-  }
-  const uint v1093 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1094 = v429 + v1093;
-  const uint v1095 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1096 = v26 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1098 = v321 && v1097;
-  const bool v1099 = v1096 < v1;
-  const bool v1100 = v1098 && v1099;
-  if (v1100) {
-    const float v1101 = v326.m[1][9].thread_elements()[1];
-    const float v1102 = v1101 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1103 = bfloat(v1102);
-    const uint v1104 = v1094 * v1;
-    const uint v1105 = v1104 + v1096;
-    out[v1105] = v1103;
-  }
-  const uint v1106 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1107 = v429 + v1106;
-  const uint v1108 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1109 = v26 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1111 = v321 && v1110;
-  const bool v1112 = v1109 < v1;
-  const bool v1113 = v1111 && v1112;
-  if (v1113) {
-    const float v1114 = v326.m[1][10].thread_elements()[0];
-    const float v1115 = v1114 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1116 = bfloat(v1115);
-    const uint v1117 = v1107 * v1;
-    const uint v1118 = v1117 + v1109;
-    out[v1118] = v1116;
-  }
-  const uint v1119 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1120 = v429 + v1119;
-  const uint v1121 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1122 = v26 + v1121;
-  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1124 = v321 && v1123;
-  const bool v1125 = v1122 < v1;
-  const bool v1126 = v1124 && v1125;
-  if (v1126) {
-    const float v1127 = v326.m[1][10].thread_elements()[1];
-    const float v1128 = v1127 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1129 = bfloat(v1128);
-    const uint v1130 = v1120 * v1;
-    const uint v1131 = v1130 + v1122;
-    out[v1131] = v1129;
-  }
-  const uint v1132 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1133 = v429 + v1132;
-  const uint v1134 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1135 = v26 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1137 = v321 && v1136;
-  const bool v1138 = v1135 < v1;
-  const bool v1139 = v1137 && v1138;
-  if (v1139) {
-    const float v1140 = v326.m[1][11].thread_elements()[0];
-    const float v1141 = v1140 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1142 = bfloat(v1141);
-    const uint v1143 = v1133 * v1;
-    const uint v1144 = v1143 + v1135;
-    out[v1144] = v1142;
-  }
-  const uint v1145 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1146 = v429 + v1145;
-  const uint v1147 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1148 = v26 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1150 = v321 && v1149;
-  const bool v1151 = v1148 < v1;
-  const bool v1152 = v1150 && v1151;
-  if (v1152) {
-    const float v1153 = v326.m[1][11].thread_elements()[1];
-    const float v1154 = v1153 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1155 = bfloat(v1154);
-    const uint v1156 = v1146 * v1;
-    const uint v1157 = v1156 + v1148;
-    out[v1157] = v1155;
-  }
-  const uint v1158 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1159 = v429 + v1158;
-  const uint v1160 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1161 = v26 + v1160;
-  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1163 = v321 && v1162;
-  const bool v1164 = v1161 < v1;
-  const bool v1165 = v1163 && v1164;
-  if (v1165) {
-    const float v1166 = v326.m[1][12].thread_elements()[0];
-    const float v1167 = v1166 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1168 = bfloat(v1167);
-    const uint v1169 = v1159 * v1;
-    const uint v1170 = v1169 + v1161;
-    out[v1170] = v1168;
-  }
-  const uint v1171 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1172 = v429 + v1171;
-  const uint v1173 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1174 = v26 + v1173;
-  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1176 = v321 && v1175;
-  const bool v1177 = v1174 < v1;
-  const bool v1178 = v1176 && v1177;
-  if (v1178) {
-    const float v1179 = v326.m[1][12].thread_elements()[1];
-    const float v1180 = v1179 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1181 = bfloat(v1180);
-    const uint v1182 = v1172 * v1;
-    const uint v1183 = v1182 + v1174;
-    out[v1183] = v1181;
-  }
-  const uint v1184 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1185 = v429 + v1184;
-  const uint v1186 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1187 = v26 + v1186;
-  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1189 = v321 && v1188;
-  const bool v1190 = v1187 < v1;
-  const bool v1191 = v1189 && v1190;
-  if (v1191) {
-    const float v1192 = v326.m[1][13].thread_elements()[0];
-    const float v1193 = v1192 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1194 = bfloat(v1193);
-    const uint v1195 = v1185 * v1;
-    const uint v1196 = v1195 + v1187;
-    out[v1196] = v1194;
-  }
-  const uint v1197 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1198 = v429 + v1197;
-  const uint v1199 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1200 = v26 + v1199;
-  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1202 = v321 && v1201;
-  const bool v1203 = v1200 < v1;
-  const bool v1204 = v1202 && v1203;
-  if (v1204) {
-    const float v1205 = v326.m[1][13].thread_elements()[1];
-    const float v1206 = v1205 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1207 = bfloat(v1206);
-    const uint v1208 = v1198 * v1;
-    const uint v1209 = v1208 + v1200;
-    out[v1209] = v1207;
-  }
-  const uint v1210 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1211 = v429 + v1210;
-  const uint v1212 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1213 = v26 + v1212;
-  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1215 = v321 && v1214;
-  const bool v1216 = v1213 < v1;
-  const bool v1217 = v1215 && v1216;
-  if (v1217) {
-    const float v1218 = v326.m[1][14].thread_elements()[0];
-    const float v1219 = v1218 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1220 = bfloat(v1219);
-    const uint v1221 = v1211 * v1;
-    const uint v1222 = v1221 + v1213;
-    out[v1222] = v1220;
-  }
-  const uint v1223 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1224 = v429 + v1223;
-  const uint v1225 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1226 = v26 + v1225;
-  const bool v1227 = v1224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1228 = v321 && v1227;
-  const bool v1229 = v1226 < v1;
-  const bool v1230 = v1228 && v1229;
-  if (v1230) {
-    const float v1231 = v326.m[1][14].thread_elements()[1];
-    const float v1232 = v1231 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1233 = bfloat(v1232);
-    const uint v1234 = v1224 * v1;
-    const uint v1235 = v1234 + v1226;
-    out[v1235] = v1233;
-  }
-  const uint v1236 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1237 = v429 + v1236;
-  const uint v1238 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1239 = v26 + v1238;
-  const bool v1240 = v1237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1241 = v321 && v1240;
-  const bool v1242 = v1239 < v1;
-  const bool v1243 = v1241 && v1242;
-  if (v1243) {
-    const float v1244 = v326.m[1][15].thread_elements()[0];
-    const float v1245 = v1244 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1246 = bfloat(v1245);
-    const uint v1247 = v1237 * v1;
-    const uint v1248 = v1247 + v1239;
-    out[v1248] = v1246;
-  }
-  const uint v1249 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1250 = v429 + v1249;
-  const uint v1251 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1252 = v26 + v1251;
-  const bool v1253 = v1250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1254 = v321 && v1253;
-  const bool v1255 = v1252 < v1;
-  const bool v1256 = v1254 && v1255;
-  if (v1256) {
-    const float v1257 = v326.m[1][15].thread_elements()[1];
-    const float v1258 = v1257 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1259 = bfloat(v1258);
-    const uint v1260 = v1250 * v1;
-    const uint v1261 = v1260 + v1252;
-    out[v1261] = v1259;
-  }
-  const uint v1263 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
-  iron_frag<float, 16, 128> v1271;  // kernels/gemm/gemm_warpgroup.hpp:423
-  iron_frag_fill(v1271, float(0.0f));
-  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:528
-    const uint v2661 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:383
-    const uint v2663 = v320 << 5u;
-    const uint v2664 = v2663 + v2661;
-    const uint v2668 = v2664 >> 3u;
-    const uint v2670 = v2664 & 7u;
-    const uint v2672 = v2670 << 3u;
-    const uint v2673 = v22 + v2668;
-    const bool v2675 = v2673 < v0;
-    const uint v2678 = v2673 * v2;
-    const uint v2683 = v2668 << 6u;
-    const uint v2687 = v2664 + 384u;
-    const uint v2689 = v2687 >> 3u;
-    const uint v2691 = v2687 & 7u;
-    const uint v2693 = v2691 << 3u;
-    const uint v2694 = v22 + v2689;
-    const bool v2696 = v2694 < v0;
-    const uint v2699 = v2694 * v2;
-    const uint v2704 = v2689 << 6u;
-    const uint v2708 = v2664 + 768u;
-    const bool v2710 = v2708 < 1024u;
-    const uint v2746 = v1263 + v2668;  // kernels/gemm/gemm_warpgroup.hpp:239
-    const bool v2748 = v2746 < v1;
-    const uint v2751 = v2746 * v2;
-    const uint v2767 = v1263 + v2689;
-    const bool v2769 = v2767 < v1;
-    const uint v2772 = v2767 * v2;
-
-    for (uint v2652 = 0u; v2652 < v2; v2652 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:529
-      const uint v2654 = v2652 >> 6u;
-      const uint v2656 = v2654 % 1u;
-      threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2658 = v2656 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
-      const uint v2674 = v2652 + v2672;  // kernels/gemm/gemm_warpgroup.hpp:383
-      const bool v2676 = v2674 < v2;
-      const bool v2677 = v2675 && v2676;
-      const uint v2680 = v2678 + v2674;
-      const uint v2681 = v2677 ? v2680 : 0u;
-      const uint v2684 = v2658 + v2683;
-      const uint v2685 = v2684 + v2672;
-      for (uint e = 0; e < 8u; ++e) {
-        shm3[v2685 + e] = v2677 ? a[v2681 + e] : bfloat(0);
-      }
-      const uint v2695 = v2652 + v2693;
-      const bool v2697 = v2695 < v2;
-      const bool v2698 = v2696 && v2697;
-      const uint v2701 = v2699 + v2695;
-      const uint v2702 = v2698 ? v2701 : 0u;
-      const uint v2705 = v2658 + v2704;
-      const uint v2706 = v2705 + v2693;
-      for (uint e = 0; e < 8u; ++e) {
-        shm3[v2706 + e] = v2698 ? a[v2702 + e] : bfloat(0);
-      }
-      if (v2710) {
-        const uint v2712 = v2708 >> 3u;
-        const uint v2714 = v2708 & 7u;
-        const uint v2716 = v2714 << 3u;
-        const uint v2717 = v22 + v2712;
-        const uint v2718 = v2652 + v2716;
-        const bool v2719 = v2717 < v0;
-        const bool v2720 = v2718 < v2;
-        const bool v2721 = v2719 && v2720;
-        const uint v2722 = v2717 * v2;
-        const uint v2724 = v2722 + v2718;
-        const uint v2725 = v2721 ? v2724 : 0u;
-        const uint v2727 = v2712 << 6u;
-        const uint v2728 = v2658 + v2727;
-        const uint v2729 = v2728 + v2716;
-        for (uint e = 0; e < 8u; ++e) {
-          shm3[v2729 + e] = v2721 ? a[v2725 + e] : bfloat(0);
-        }
-      }
-      const bool v2750 = v2748 && v2676;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const uint v2753 = v2751 + v2674;
-      const uint v2754 = v2750 ? v2753 : 0u;
-      for (uint e = 0; e < 8u; ++e) {
-        shm4[v2685 + e] = v2750 ? b[v2754 + e] : bfloat(0);
-      }
-      const bool v2771 = v2769 && v2697;
-      const uint v2774 = v2772 + v2695;
-      const uint v2775 = v2771 ? v2774 : 0u;
-      for (uint e = 0; e < 8u; ++e) {
-        shm4[v2706 + e] = v2771 ? b[v2775 + e] : bfloat(0);
-      }
-      if (v2710) {
-        const uint v2785 = v2708 >> 3u;
-        const uint v2787 = v2708 & 7u;
-        const uint v2789 = v2787 << 3u;
-        const uint v2790 = v1263 + v2785;
-        const uint v2791 = v2652 + v2789;
-        const bool v2792 = v2790 < v1;
-        const bool v2793 = v2791 < v2;
-        const bool v2794 = v2792 && v2793;
-        const uint v2795 = v2790 * v2;
-        const uint v2797 = v2795 + v2791;
-        const uint v2798 = v2794 ? v2797 : 0u;
-        const uint v2800 = v2785 << 6u;
-        const uint v2801 = v2658 + v2800;
-        const uint v2802 = v2801 + v2789;
-        for (uint e = 0; e < 8u; ++e) {
-          shm4[v2802 + e] = v2794 ? b[v2798 + e] : bfloat(0);
-        }
-      }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:529
-      // async.wait 0: the copies above are done
-      threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v321) {
-        const uint v2812 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
-        const uint v2813 = v2658 + v2812;
-        const uint v2913 = v425 << 6u;
-        const uint v2915 = v2813 + v2913;
-        iron_frag<bfloat, 16, 16> v2922;
-        iron_frag_fill(v2922, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2922, shm3, long(v2915), long(64u));
-        iron_frag<bfloat, 16, 128> v2924;
-        iron_frag_fill(v2924, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2924, shm4, long(v2658), long(64u));
-        iron_frag_mma(v1271, v2922, v2924);
-        const uint v2926 = v2915 + 16u;
-        const uint v2929 = v2658 + 16u;
-        iron_frag<bfloat, 16, 16> v2931;
-        iron_frag_fill(v2931, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2931, shm3, long(v2926), long(64u));
-        iron_frag<bfloat, 16, 128> v2933;
+      if (v422) {
+        const uint v2747 = v425 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
+        const uint v2748 = v2747 << 6u;
+        const uint v2749 = v2594 + v2748;
+        const uint v2920 = v421 & 3u;
+        const uint v2922 = v2920 << 4u;
+        const uint v2924 = v2922 << 6u;
+        const uint v2926 = v2749 + v2924;
+        iron_frag<bfloat, 16, 16> v2933;
         iron_frag_fill(v2933, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2933, shm4, long(v2929), long(64u));
-        iron_frag_mma(v1271, v2931, v2933);
-        const uint v2935 = v2915 + 32u;
-        const uint v2938 = v2658 + 32u;
-        iron_frag<bfloat, 16, 16> v2940;
-        iron_frag_fill(v2940, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2940, shm3, long(v2935), long(64u));
-        iron_frag<bfloat, 16, 128> v2942;
+        iron_frag_load<false>(v2933, shm3, long(v2926), long(64u));
+        iron_frag<bfloat, 16, 128> v2935;
+        iron_frag_fill(v2935, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2935, shm4, long(v2594), long(64u));
+        iron_frag_mma(v427, v2933, v2935);
+        const uint v2937 = v2926 + 16u;
+        const uint v2940 = v2594 + 16u;
+        iron_frag<bfloat, 16, 16> v2942;
         iron_frag_fill(v2942, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2942, shm4, long(v2938), long(64u));
-        iron_frag_mma(v1271, v2940, v2942);
-        const uint v2944 = v2915 + 48u;
-        const uint v2947 = v2658 + 48u;
-        iron_frag<bfloat, 16, 16> v2949;
-        iron_frag_fill(v2949, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2949, shm3, long(v2944), long(64u));
-        iron_frag<bfloat, 16, 128> v2951;
+        iron_frag_load<false>(v2942, shm3, long(v2937), long(64u));
+        iron_frag<bfloat, 16, 128> v2944;
+        iron_frag_fill(v2944, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2944, shm4, long(v2940), long(64u));
+        iron_frag_mma(v427, v2942, v2944);
+        const uint v2946 = v2926 + 32u;
+        const uint v2949 = v2594 + 32u;
+        iron_frag<bfloat, 16, 16> v2951;
         iron_frag_fill(v2951, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2951, shm4, long(v2947), long(64u));
-        iron_frag_mma(v1271, v2949, v2951);
+        iron_frag_load<false>(v2951, shm3, long(v2946), long(64u));
+        iron_frag<bfloat, 16, 128> v2953;
+        iron_frag_fill(v2953, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2953, shm4, long(v2949), long(64u));
+        iron_frag_mma(v427, v2951, v2953);
+        const uint v2955 = v2926 + 48u;
+        const uint v2958 = v2594 + 48u;
+        iron_frag<bfloat, 16, 16> v2960;
+        iron_frag_fill(v2960, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2960, shm3, long(v2955), long(64u));
+        iron_frag<bfloat, 16, 128> v2962;
+        iron_frag_fill(v2962, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2962, shm4, long(v2958), long(64u));
+        iron_frag_mma(v427, v2960, v2962);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:529
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:530
   } else {
-    const uint v1304 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const uint v1305 = iron_tid.x;
+    const uint v460 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v461 = iron_tid.x;
 
-    for (uint v1302 = 0u; v1302 < v2; v1302 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
-      for (uint v1307 = v1305; v1307 < 8192u; v1307 += v1304) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v1309 = v1307 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1311 = v1307 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v1312 = v22 + v1309;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1313 = v1312 < v0;
-        const uint v1314 = v1302 + v1311;
-        const bool v1315 = v1314 < v2;
-        const bool v1316 = v1313 && v1315;
-        if (v1316) {
-          const uint v1318 = v1312 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v1320 = v1318 + v1302;
-          const uint v1321 = v1320 + v1311;
-          const bfloat v1322 = a[v1321];
-          const uint v1324 = v1309 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v1325 = v1324 + v1311;
-          shm3[v1325] = v1322;
+    for (uint v458 = 0u; v458 < v2; v458 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
+      for (uint v463 = v461; v463 < 8192u; v463 += v460) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v465 = v463 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v467 = v463 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v468 = v22 + v465;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v469 = v468 < v0;
+        const uint v470 = v458 + v467;
+        const bool v471 = v470 < v2;
+        const bool v472 = v469 && v471;
+        if (v472) {
+          const uint v474 = v468 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v476 = v474 + v458;
+          const uint v477 = v476 + v467;
+          const bfloat v478 = a[v477];
+          const uint v480 = v465 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v481 = v480 + v467;
+          shm3[v481] = v478;
         } else {
-          const uint v1327 = v1309 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v1328 = v1327 + v1311;
-          shm3[v1328] = bfloat(0.0f);
+          const uint v483 = v465 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v484 = v483 + v467;
+          shm3[v484] = bfloat(0.0f);
         }
       }
 
-      for (uint v1334 = v1305; v1334 < 8192u; v1334 += v1304) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v1336 = v1334 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1338 = v1334 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v1339 = v1263 + v1336;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1340 = v1339 < v1;
-        const uint v1341 = v1302 + v1338;
-        const bool v1342 = v1341 < v2;
-        const bool v1343 = v1340 && v1342;
-        if (v1343) {
-          const uint v1345 = v1339 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v1347 = v1345 + v1302;
-          const uint v1348 = v1347 + v1338;
-          const bfloat v1349 = b[v1348];
-          const uint v1351 = v1336 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v1352 = v1351 + v1338;
-          shm4[v1352] = v1349;
+      for (uint v490 = v461; v490 < 8192u; v490 += v460) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v492 = v490 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v494 = v490 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v495 = v26 + v492;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v496 = v495 < v1;
+        const uint v497 = v458 + v494;
+        const bool v498 = v497 < v2;
+        const bool v499 = v496 && v498;
+        if (v499) {
+          const uint v501 = v495 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v503 = v501 + v458;
+          const uint v504 = v503 + v494;
+          const bfloat v505 = b[v504];
+          const uint v507 = v492 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v508 = v507 + v494;
+          shm4[v508] = v505;
         } else {
-          const uint v1354 = v1336 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v1355 = v1354 + v1338;
-          shm4[v1355] = bfloat(0.0f);
+          const uint v510 = v492 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v511 = v510 + v494;
+          shm4[v511] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
-      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:520
-        const uint v1364 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
-        const uint v2958 = v425 << 6u;
-        const uint v2960 = v1364 + v2958;
-        iron_frag<bfloat, 16, 16> v2967;
-        iron_frag_fill(v2967, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2967, shm3, long(v2960), long(64u));
-        iron_frag<bfloat, 16, 128> v2969;
-        iron_frag_fill(v2969, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2969, shm4, long(0u), long(64u));
-        iron_frag_mma(v1271, v2967, v2969);
-        const uint v2971 = v2960 + 16u;
-        iron_frag<bfloat, 16, 16> v2976;
-        iron_frag_fill(v2976, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2976, shm3, long(v2971), long(64u));
-        iron_frag<bfloat, 16, 128> v2978;
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:520
+      if (v422) {  // kernels/gemm/gemm_warpgroup.hpp:521
+        const uint v519 = v425 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
+        const uint v520 = v519 << 6u;
+        const uint v2965 = v421 & 3u;
+        const uint v2967 = v2965 << 4u;
+        const uint v2969 = v2967 << 6u;
+        const uint v2971 = v520 + v2969;
+        iron_frag<bfloat, 16, 16> v2978;
         iron_frag_fill(v2978, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2978, shm4, long(16u), long(64u));
-        iron_frag_mma(v1271, v2976, v2978);
-        const uint v2980 = v2960 + 32u;
-        iron_frag<bfloat, 16, 16> v2985;
-        iron_frag_fill(v2985, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2985, shm3, long(v2980), long(64u));
-        iron_frag<bfloat, 16, 128> v2987;
+        iron_frag_load<false>(v2978, shm3, long(v2971), long(64u));
+        iron_frag<bfloat, 16, 128> v2980;
+        iron_frag_fill(v2980, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2980, shm4, long(0u), long(64u));
+        iron_frag_mma(v427, v2978, v2980);
+        const uint v2982 = v2971 + 16u;
+        iron_frag<bfloat, 16, 16> v2987;
         iron_frag_fill(v2987, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2987, shm4, long(32u), long(64u));
-        iron_frag_mma(v1271, v2985, v2987);
-        const uint v2989 = v2960 + 48u;
-        iron_frag<bfloat, 16, 16> v2994;
-        iron_frag_fill(v2994, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2994, shm3, long(v2989), long(64u));
-        iron_frag<bfloat, 16, 128> v2996;
+        iron_frag_load<false>(v2987, shm3, long(v2982), long(64u));
+        iron_frag<bfloat, 16, 128> v2989;
+        iron_frag_fill(v2989, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2989, shm4, long(16u), long(64u));
+        iron_frag_mma(v427, v2987, v2989);
+        const uint v2991 = v2971 + 32u;
+        iron_frag<bfloat, 16, 16> v2996;
         iron_frag_fill(v2996, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2996, shm4, long(48u), long(64u));
-        iron_frag_mma(v1271, v2994, v2996);
+        iron_frag_load<false>(v2996, shm3, long(v2991), long(64u));
+        iron_frag<bfloat, 16, 128> v2998;
+        iron_frag_fill(v2998, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2998, shm4, long(32u), long(64u));
+        iron_frag_mma(v427, v2996, v2998);
+        const uint v3000 = v2971 + 48u;
+        iron_frag<bfloat, 16, 16> v3005;
+        iron_frag_fill(v3005, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3005, shm3, long(v3000), long(64u));
+        iron_frag<bfloat, 16, 128> v3007;
+        iron_frag_fill(v3007, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3007, shm4, long(48u), long(64u));
+        iron_frag_mma(v427, v3005, v3007);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
     }
   }
-  const uint v1375 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1376 = v429 + v1375;
-  const uint v1377 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1378 = v1263 + v1377;
-  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1380 = v321 && v1379;
-  const bool v1381 = v1378 < v1;
-  const bool v1382 = v1380 && v1381;
-  if (v1382) {
-    const float v1383 = v1271.m[0][0].thread_elements()[0];
-    const float v1384 = v1383 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1385 = bfloat(v1384);
-    const uint v1386 = v1376 * v1;
-    const uint v1387 = v1386 + v1378;
-    out[v1387] = v1385;
+  const uint v525 = v421 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:551
+  const uint v526 = v525 << 4u;
+  const uint v528 = v425 << 6u;
+  const uint v529 = v22 + v528;
+  const uint v530 = v529 + v526;
+  const uint v531 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v532 = v530 + v531;
+  const uint v533 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v534 = v26 + v533;
+  const bool v535 = v532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v536 = v422 && v535;
+  const bool v537 = v534 < v1;
+  const bool v538 = v536 && v537;
+  if (v538) {
+    const float v539 = v427.m[0][0].thread_elements()[0];
+    const float v540 = v539 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v541 = bfloat(v540);
+    const uint v542 = v532 * v1;
+    const uint v543 = v542 + v534;
+    out[v543] = v541;
   }
-  const uint v1388 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1389 = v429 + v1388;
-  const uint v1390 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1391 = v1263 + v1390;
-  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1393 = v321 && v1392;
-  const bool v1394 = v1391 < v1;
-  const bool v1395 = v1393 && v1394;
-  if (v1395) {
-    const float v1396 = v1271.m[0][0].thread_elements()[1];
-    const float v1397 = v1396 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1398 = bfloat(v1397);
-    const uint v1399 = v1389 * v1;
-    const uint v1400 = v1399 + v1391;
-    out[v1400] = v1398;
+  const uint v544 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v545 = v530 + v544;
+  const uint v546 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v547 = v26 + v546;
+  const bool v548 = v545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v549 = v422 && v548;
+  const bool v550 = v547 < v1;
+  const bool v551 = v549 && v550;
+  if (v551) {
+    const float v552 = v427.m[0][0].thread_elements()[1];
+    const float v553 = v552 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v554 = bfloat(v553);
+    const uint v555 = v545 * v1;
+    const uint v556 = v555 + v547;
+    out[v556] = v554;
   }
-  const uint v1401 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1402 = v429 + v1401;
-  const uint v1403 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1404 = v1263 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1406 = v321 && v1405;
-  const bool v1407 = v1404 < v1;
-  const bool v1408 = v1406 && v1407;
-  if (v1408) {
-    const float v1409 = v1271.m[0][1].thread_elements()[0];
-    const float v1410 = v1409 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1411 = bfloat(v1410);
-    const uint v1412 = v1402 * v1;
-    const uint v1413 = v1412 + v1404;
-    out[v1413] = v1411;
+  const uint v557 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v558 = v530 + v557;
+  const uint v559 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v560 = v26 + v559;
+  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v562 = v422 && v561;
+  const bool v563 = v560 < v1;
+  const bool v564 = v562 && v563;
+  if (v564) {
+    const float v565 = v427.m[0][1].thread_elements()[0];
+    const float v566 = v565 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v567 = bfloat(v566);
+    const uint v568 = v558 * v1;
+    const uint v569 = v568 + v560;
+    out[v569] = v567;
   }
-  const uint v1414 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1415 = v429 + v1414;
-  const uint v1416 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1417 = v1263 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1419 = v321 && v1418;
-  const bool v1420 = v1417 < v1;
-  const bool v1421 = v1419 && v1420;
-  if (v1421) {
-    const float v1422 = v1271.m[0][1].thread_elements()[1];
-    const float v1423 = v1422 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1424 = bfloat(v1423);
-    const uint v1425 = v1415 * v1;
-    const uint v1426 = v1425 + v1417;
-    out[v1426] = v1424;
+  const uint v570 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v571 = v530 + v570;
+  const uint v572 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v573 = v26 + v572;
+  const bool v574 = v571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v575 = v422 && v574;
+  const bool v576 = v573 < v1;
+  const bool v577 = v575 && v576;
+  if (v577) {
+    const float v578 = v427.m[0][1].thread_elements()[1];
+    const float v579 = v578 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v580 = bfloat(v579);
+    const uint v581 = v571 * v1;
+    const uint v582 = v581 + v573;
+    out[v582] = v580;
   }
-  const uint v1427 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1428 = v429 + v1427;
-  const uint v1429 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1430 = v1263 + v1429;
-  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1432 = v321 && v1431;
-  const bool v1433 = v1430 < v1;
-  const bool v1434 = v1432 && v1433;
-  if (v1434) {
-    const float v1435 = v1271.m[0][2].thread_elements()[0];
-    const float v1436 = v1435 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1437 = bfloat(v1436);
-    const uint v1438 = v1428 * v1;
-    const uint v1439 = v1438 + v1430;
-    out[v1439] = v1437;
+  const uint v583 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v584 = v530 + v583;
+  const uint v585 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v586 = v26 + v585;
+  const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v588 = v422 && v587;
+  const bool v589 = v586 < v1;
+  const bool v590 = v588 && v589;
+  if (v590) {
+    const float v591 = v427.m[0][2].thread_elements()[0];
+    const float v592 = v591 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v593 = bfloat(v592);
+    const uint v594 = v584 * v1;
+    const uint v595 = v594 + v586;
+    out[v595] = v593;
   }
-  const uint v1440 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1441 = v429 + v1440;
-  const uint v1442 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1443 = v1263 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1445 = v321 && v1444;
-  const bool v1446 = v1443 < v1;
-  const bool v1447 = v1445 && v1446;
-  if (v1447) {
-    const float v1448 = v1271.m[0][2].thread_elements()[1];
-    const float v1449 = v1448 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1450 = bfloat(v1449);
-    const uint v1451 = v1441 * v1;
-    const uint v1452 = v1451 + v1443;
-    out[v1452] = v1450;
+  const uint v596 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v597 = v530 + v596;
+  const uint v598 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v599 = v26 + v598;
+  const bool v600 = v597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v601 = v422 && v600;
+  const bool v602 = v599 < v1;
+  const bool v603 = v601 && v602;
+  if (v603) {
+    const float v604 = v427.m[0][2].thread_elements()[1];
+    const float v605 = v604 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v606 = bfloat(v605);
+    const uint v607 = v597 * v1;
+    const uint v608 = v607 + v599;
+    out[v608] = v606;
   }
-  const uint v1453 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1454 = v429 + v1453;
-  const uint v1455 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1456 = v1263 + v1455;
-  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1458 = v321 && v1457;
-  const bool v1459 = v1456 < v1;
-  const bool v1460 = v1458 && v1459;
-  if (v1460) {
-    const float v1461 = v1271.m[0][3].thread_elements()[0];
-    const float v1462 = v1461 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1463 = bfloat(v1462);
-    const uint v1464 = v1454 * v1;
-    const uint v1465 = v1464 + v1456;
-    out[v1465] = v1463;
+  const uint v609 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v610 = v530 + v609;
+  const uint v611 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v612 = v26 + v611;
+  const bool v613 = v610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v614 = v422 && v613;
+  const bool v615 = v612 < v1;
+  const bool v616 = v614 && v615;
+  if (v616) {
+    const float v617 = v427.m[0][3].thread_elements()[0];
+    const float v618 = v617 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v619 = bfloat(v618);
+    const uint v620 = v610 * v1;
+    const uint v621 = v620 + v612;
+    out[v621] = v619;
   }
-  const uint v1466 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1467 = v429 + v1466;
-  const uint v1468 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1469 = v1263 + v1468;
-  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1471 = v321 && v1470;
-  const bool v1472 = v1469 < v1;
-  const bool v1473 = v1471 && v1472;
-  if (v1473) {
-    const float v1474 = v1271.m[0][3].thread_elements()[1];
-    const float v1475 = v1474 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1476 = bfloat(v1475);
-    const uint v1477 = v1467 * v1;
-    const uint v1478 = v1477 + v1469;
-    out[v1478] = v1476;
+  const uint v622 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v623 = v530 + v622;
+  const uint v624 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v625 = v26 + v624;
+  const bool v626 = v623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v627 = v422 && v626;
+  const bool v628 = v625 < v1;
+  const bool v629 = v627 && v628;
+  if (v629) {
+    const float v630 = v427.m[0][3].thread_elements()[1];
+    const float v631 = v630 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v632 = bfloat(v631);
+    const uint v633 = v623 * v1;
+    const uint v634 = v633 + v625;
+    out[v634] = v632;
   }
-  const uint v1479 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1480 = v429 + v1479;
-  const uint v1481 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1482 = v1263 + v1481;
-  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1484 = v321 && v1483;
-  const bool v1485 = v1482 < v1;
-  const bool v1486 = v1484 && v1485;
-  if (v1486) {
-    const float v1487 = v1271.m[0][4].thread_elements()[0];
-    const float v1488 = v1487 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1489 = bfloat(v1488);
-    const uint v1490 = v1480 * v1;
-    const uint v1491 = v1490 + v1482;
-    out[v1491] = v1489;
+  const uint v635 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v636 = v530 + v635;
+  const uint v637 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v638 = v26 + v637;
+  const bool v639 = v636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v640 = v422 && v639;
+  const bool v641 = v638 < v1;
+  const bool v642 = v640 && v641;
+  if (v642) {
+    const float v643 = v427.m[0][4].thread_elements()[0];
+    const float v644 = v643 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v645 = bfloat(v644);
+    const uint v646 = v636 * v1;
+    const uint v647 = v646 + v638;
+    out[v647] = v645;
   }
-  const uint v1492 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1493 = v429 + v1492;
-  const uint v1494 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1495 = v1263 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1497 = v321 && v1496;
-  const bool v1498 = v1495 < v1;
-  const bool v1499 = v1497 && v1498;
-  if (v1499) {
-    const float v1500 = v1271.m[0][4].thread_elements()[1];
-    const float v1501 = v1500 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1502 = bfloat(v1501);
-    const uint v1503 = v1493 * v1;
-    const uint v1504 = v1503 + v1495;
-    out[v1504] = v1502;
+  const uint v648 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v649 = v530 + v648;
+  const uint v650 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v651 = v26 + v650;
+  const bool v652 = v649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v653 = v422 && v652;
+  const bool v654 = v651 < v1;
+  const bool v655 = v653 && v654;
+  if (v655) {
+    const float v656 = v427.m[0][4].thread_elements()[1];
+    const float v657 = v656 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v658 = bfloat(v657);
+    const uint v659 = v649 * v1;
+    const uint v660 = v659 + v651;
+    out[v660] = v658;
   }
-  const uint v1505 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1506 = v429 + v1505;
-  const uint v1507 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1508 = v1263 + v1507;
-  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1510 = v321 && v1509;
-  const bool v1511 = v1508 < v1;
-  const bool v1512 = v1510 && v1511;
-  if (v1512) {
-    const float v1513 = v1271.m[0][5].thread_elements()[0];
-    const float v1514 = v1513 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1515 = bfloat(v1514);
-    const uint v1516 = v1506 * v1;
-    const uint v1517 = v1516 + v1508;
-    out[v1517] = v1515;
+  const uint v661 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v662 = v530 + v661;
+  const uint v663 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v664 = v26 + v663;
+  const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v666 = v422 && v665;
+  const bool v667 = v664 < v1;
+  const bool v668 = v666 && v667;
+  if (v668) {
+    const float v669 = v427.m[0][5].thread_elements()[0];
+    const float v670 = v669 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v671 = bfloat(v670);
+    const uint v672 = v662 * v1;
+    const uint v673 = v672 + v664;
+    out[v673] = v671;
   }
-  const uint v1518 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1519 = v429 + v1518;
-  const uint v1520 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1521 = v1263 + v1520;
-  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1523 = v321 && v1522;
-  const bool v1524 = v1521 < v1;
-  const bool v1525 = v1523 && v1524;
-  if (v1525) {
-    const float v1526 = v1271.m[0][5].thread_elements()[1];
-    const float v1527 = v1526 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1528 = bfloat(v1527);
-    const uint v1529 = v1519 * v1;
-    const uint v1530 = v1529 + v1521;
-    out[v1530] = v1528;
+  const uint v674 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v675 = v530 + v674;
+  const uint v676 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v677 = v26 + v676;
+  const bool v678 = v675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v679 = v422 && v678;
+  const bool v680 = v677 < v1;
+  const bool v681 = v679 && v680;
+  if (v681) {
+    const float v682 = v427.m[0][5].thread_elements()[1];
+    const float v683 = v682 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v684 = bfloat(v683);
+    const uint v685 = v675 * v1;
+    const uint v686 = v685 + v677;
+    out[v686] = v684;
   }
-  const uint v1531 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1532 = v429 + v1531;
-  const uint v1533 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1534 = v1263 + v1533;
-  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1536 = v321 && v1535;
-  const bool v1537 = v1534 < v1;
-  const bool v1538 = v1536 && v1537;
-  if (v1538) {
-    const float v1539 = v1271.m[0][6].thread_elements()[0];
-    const float v1540 = v1539 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1541 = bfloat(v1540);
-    const uint v1542 = v1532 * v1;
-    const uint v1543 = v1542 + v1534;
-    out[v1543] = v1541;
+  const uint v687 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v688 = v530 + v687;
+  const uint v689 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v690 = v26 + v689;
+  const bool v691 = v688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v692 = v422 && v691;
+  const bool v693 = v690 < v1;
+  const bool v694 = v692 && v693;
+  if (v694) {
+    const float v695 = v427.m[0][6].thread_elements()[0];
+    const float v696 = v695 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v697 = bfloat(v696);
+    const uint v698 = v688 * v1;
+    const uint v699 = v698 + v690;
+    out[v699] = v697;
   }
-  const uint v1544 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1545 = v429 + v1544;
-  const uint v1546 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1547 = v1263 + v1546;
-  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1549 = v321 && v1548;
-  const bool v1550 = v1547 < v1;
-  const bool v1551 = v1549 && v1550;
-  if (v1551) {
-    const float v1552 = v1271.m[0][6].thread_elements()[1];
-    const float v1553 = v1552 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1554 = bfloat(v1553);
-    const uint v1555 = v1545 * v1;
-    const uint v1556 = v1555 + v1547;
-    out[v1556] = v1554;
+  const uint v700 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v701 = v530 + v700;
+  const uint v702 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v703 = v26 + v702;
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v705 = v422 && v704;
+  const bool v706 = v703 < v1;
+  const bool v707 = v705 && v706;
+  if (v707) {
+    const float v708 = v427.m[0][6].thread_elements()[1];
+    const float v709 = v708 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v710 = bfloat(v709);
+    const uint v711 = v701 * v1;
+    const uint v712 = v711 + v703;
+    out[v712] = v710;
   }
-  const uint v1557 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1558 = v429 + v1557;
-  const uint v1559 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1560 = v1263 + v1559;
-  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1562 = v321 && v1561;
-  const bool v1563 = v1560 < v1;
-  const bool v1564 = v1562 && v1563;
-  if (v1564) {
-    const float v1565 = v1271.m[0][7].thread_elements()[0];
-    const float v1566 = v1565 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1567 = bfloat(v1566);
-    const uint v1568 = v1558 * v1;
-    const uint v1569 = v1568 + v1560;
-    out[v1569] = v1567;
+  const uint v713 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v714 = v530 + v713;
+  const uint v715 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v716 = v26 + v715;
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v718 = v422 && v717;
+  const bool v719 = v716 < v1;
+  const bool v720 = v718 && v719;
+  if (v720) {
+    const float v721 = v427.m[0][7].thread_elements()[0];
+    const float v722 = v721 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v723 = bfloat(v722);
+    const uint v724 = v714 * v1;
+    const uint v725 = v724 + v716;
+    out[v725] = v723;
   }
-  const uint v1570 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1571 = v429 + v1570;
-  const uint v1572 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1573 = v1263 + v1572;
-  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1575 = v321 && v1574;
-  const bool v1576 = v1573 < v1;
-  const bool v1577 = v1575 && v1576;
-  if (v1577) {
-    const float v1578 = v1271.m[0][7].thread_elements()[1];
-    const float v1579 = v1578 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1580 = bfloat(v1579);
-    const uint v1581 = v1571 * v1;
-    const uint v1582 = v1581 + v1573;
-    out[v1582] = v1580;
+  const uint v726 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v727 = v530 + v726;
+  const uint v728 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v729 = v26 + v728;
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v731 = v422 && v730;
+  const bool v732 = v729 < v1;
+  const bool v733 = v731 && v732;
+  if (v733) {
+    const float v734 = v427.m[0][7].thread_elements()[1];
+    const float v735 = v734 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v736 = bfloat(v735);
+    const uint v737 = v727 * v1;
+    const uint v738 = v737 + v729;
+    out[v738] = v736;
   }
-  const uint v1583 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1584 = v429 + v1583;
-  const uint v1585 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1586 = v1263 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1588 = v321 && v1587;
-  const bool v1589 = v1586 < v1;
-  const bool v1590 = v1588 && v1589;
-  if (v1590) {
-    const float v1591 = v1271.m[0][8].thread_elements()[0];
-    const float v1592 = v1591 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1593 = bfloat(v1592);
-    const uint v1594 = v1584 * v1;
-    const uint v1595 = v1594 + v1586;
-    out[v1595] = v1593;
+  const uint v739 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v740 = v530 + v739;
+  const uint v741 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v742 = v26 + v741;
+  const bool v743 = v740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v744 = v422 && v743;
+  const bool v745 = v742 < v1;
+  const bool v746 = v744 && v745;
+  if (v746) {
+    const float v747 = v427.m[0][8].thread_elements()[0];
+    const float v748 = v747 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v749 = bfloat(v748);
+    const uint v750 = v740 * v1;
+    const uint v751 = v750 + v742;
+    out[v751] = v749;
   }
-  const uint v1596 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1597 = v429 + v1596;
-  const uint v1598 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1599 = v1263 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1601 = v321 && v1600;
-  const bool v1602 = v1599 < v1;
-  const bool v1603 = v1601 && v1602;
-  if (v1603) {
-    const float v1604 = v1271.m[0][8].thread_elements()[1];
-    const float v1605 = v1604 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1606 = bfloat(v1605);
-    const uint v1607 = v1597 * v1;
-    const uint v1608 = v1607 + v1599;
-    out[v1608] = v1606;
+  const uint v752 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v753 = v530 + v752;
+  const uint v754 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v755 = v26 + v754;
+  const bool v756 = v753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v757 = v422 && v756;
+  const bool v758 = v755 < v1;
+  const bool v759 = v757 && v758;
+  if (v759) {
+    const float v760 = v427.m[0][8].thread_elements()[1];
+    const float v761 = v760 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v762 = bfloat(v761);
+    const uint v763 = v753 * v1;
+    const uint v764 = v763 + v755;
+    out[v764] = v762;
   }
-  const uint v1609 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1610 = v429 + v1609;
-  const uint v1611 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1612 = v1263 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1614 = v321 && v1613;
-  const bool v1615 = v1612 < v1;
-  const bool v1616 = v1614 && v1615;
-  if (v1616) {
-    const float v1617 = v1271.m[0][9].thread_elements()[0];
-    const float v1618 = v1617 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1619 = bfloat(v1618);
-    const uint v1620 = v1610 * v1;
-    const uint v1621 = v1620 + v1612;
-    out[v1621] = v1619;
+  const uint v765 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v766 = v530 + v765;
+  const uint v767 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v768 = v26 + v767;
+  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v770 = v422 && v769;
+  const bool v771 = v768 < v1;
+  const bool v772 = v770 && v771;
+  if (v772) {
+    const float v773 = v427.m[0][9].thread_elements()[0];
+    const float v774 = v773 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v775 = bfloat(v774);
+    const uint v776 = v766 * v1;
+    const uint v777 = v776 + v768;
+    out[v777] = v775;
   }
-  const uint v1622 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1623 = v429 + v1622;
-  const uint v1624 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1625 = v1263 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1627 = v321 && v1626;
-  const bool v1628 = v1625 < v1;
-  const bool v1629 = v1627 && v1628;
-  if (v1629) {
-    const float v1630 = v1271.m[0][9].thread_elements()[1];
-    const float v1631 = v1630 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1632 = bfloat(v1631);
-    const uint v1633 = v1623 * v1;
-    const uint v1634 = v1633 + v1625;
-    out[v1634] = v1632;
+  const uint v778 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v779 = v530 + v778;
+  const uint v780 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v781 = v26 + v780;
+  const bool v782 = v779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v783 = v422 && v782;
+  const bool v784 = v781 < v1;
+  const bool v785 = v783 && v784;
+  if (v785) {
+    const float v786 = v427.m[0][9].thread_elements()[1];
+    const float v787 = v786 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v788 = bfloat(v787);
+    const uint v789 = v779 * v1;
+    const uint v790 = v789 + v781;
+    out[v790] = v788;
   }
-  const uint v1635 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1636 = v429 + v1635;
-  const uint v1637 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1638 = v1263 + v1637;
-  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1640 = v321 && v1639;
-  const bool v1641 = v1638 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v1271.m[0][10].thread_elements()[0];
-    const float v1644 = v1643 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1645 = bfloat(v1644);
-    const uint v1646 = v1636 * v1;
-    const uint v1647 = v1646 + v1638;
-    out[v1647] = v1645;
+  const uint v791 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v792 = v530 + v791;
+  const uint v793 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v794 = v26 + v793;
+  const bool v795 = v792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v796 = v422 && v795;
+  const bool v797 = v794 < v1;
+  const bool v798 = v796 && v797;
+  if (v798) {
+    const float v799 = v427.m[0][10].thread_elements()[0];
+    const float v800 = v799 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v801 = bfloat(v800);
+    const uint v802 = v792 * v1;
+    const uint v803 = v802 + v794;
+    out[v803] = v801;
   }
-  const uint v1648 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1649 = v429 + v1648;
-  const uint v1650 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1651 = v1263 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1653 = v321 && v1652;
-  const bool v1654 = v1651 < v1;
-  const bool v1655 = v1653 && v1654;
-  if (v1655) {
-    const float v1656 = v1271.m[0][10].thread_elements()[1];
-    const float v1657 = v1656 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1658 = bfloat(v1657);
-    const uint v1659 = v1649 * v1;
-    const uint v1660 = v1659 + v1651;
-    out[v1660] = v1658;
+  const uint v804 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v805 = v530 + v804;
+  const uint v806 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v807 = v26 + v806;
+  const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v809 = v422 && v808;
+  const bool v810 = v807 < v1;
+  const bool v811 = v809 && v810;
+  if (v811) {
+    const float v812 = v427.m[0][10].thread_elements()[1];
+    const float v813 = v812 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v814 = bfloat(v813);
+    const uint v815 = v805 * v1;
+    const uint v816 = v815 + v807;
+    out[v816] = v814;
   }
-  const uint v1661 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1662 = v429 + v1661;
-  const uint v1663 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1664 = v1263 + v1663;
-  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1666 = v321 && v1665;
-  const bool v1667 = v1664 < v1;
-  const bool v1668 = v1666 && v1667;
-  if (v1668) {
-    const float v1669 = v1271.m[0][11].thread_elements()[0];
-    const float v1670 = v1669 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1671 = bfloat(v1670);
-    const uint v1672 = v1662 * v1;
-    const uint v1673 = v1672 + v1664;
-    out[v1673] = v1671;
+  const uint v817 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v818 = v530 + v817;
+  const uint v819 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v820 = v26 + v819;
+  const bool v821 = v818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v822 = v422 && v821;
+  const bool v823 = v820 < v1;
+  const bool v824 = v822 && v823;
+  if (v824) {
+    const float v825 = v427.m[0][11].thread_elements()[0];
+    const float v826 = v825 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v827 = bfloat(v826);
+    const uint v828 = v818 * v1;
+    const uint v829 = v828 + v820;
+    out[v829] = v827;
   }
-  const uint v1674 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1675 = v429 + v1674;
-  const uint v1676 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1677 = v1263 + v1676;
-  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1679 = v321 && v1678;
-  const bool v1680 = v1677 < v1;
-  const bool v1681 = v1679 && v1680;
-  if (v1681) {
-    const float v1682 = v1271.m[0][11].thread_elements()[1];
-    const float v1683 = v1682 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1684 = bfloat(v1683);
-    const uint v1685 = v1675 * v1;
-    const uint v1686 = v1685 + v1677;
-    out[v1686] = v1684;
+  const uint v830 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v831 = v530 + v830;
+  const uint v832 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v833 = v26 + v832;
+  const bool v834 = v831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v835 = v422 && v834;
+  const bool v836 = v833 < v1;
+  const bool v837 = v835 && v836;
+  if (v837) {
+    const float v838 = v427.m[0][11].thread_elements()[1];
+    const float v839 = v838 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v840 = bfloat(v839);
+    const uint v841 = v831 * v1;
+    const uint v842 = v841 + v833;
+    out[v842] = v840;
   }
-  const uint v1687 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1688 = v429 + v1687;
-  const uint v1689 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1690 = v1263 + v1689;
-  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1692 = v321 && v1691;
-  const bool v1693 = v1690 < v1;
-  const bool v1694 = v1692 && v1693;
-  if (v1694) {
-    const float v1695 = v1271.m[0][12].thread_elements()[0];
-    const float v1696 = v1695 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1697 = bfloat(v1696);
-    const uint v1698 = v1688 * v1;
-    const uint v1699 = v1698 + v1690;
-    out[v1699] = v1697;
+  const uint v843 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v844 = v530 + v843;
+  const uint v845 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v846 = v26 + v845;
+  const bool v847 = v844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v848 = v422 && v847;
+  const bool v849 = v846 < v1;
+  const bool v850 = v848 && v849;
+  if (v850) {
+    const float v851 = v427.m[0][12].thread_elements()[0];
+    const float v852 = v851 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v853 = bfloat(v852);
+    const uint v854 = v844 * v1;
+    const uint v855 = v854 + v846;
+    out[v855] = v853;
   }
-  const uint v1700 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1701 = v429 + v1700;
-  const uint v1702 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1703 = v1263 + v1702;
-  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1705 = v321 && v1704;
-  const bool v1706 = v1703 < v1;
-  const bool v1707 = v1705 && v1706;
-  if (v1707) {
-    const float v1708 = v1271.m[0][12].thread_elements()[1];
-    const float v1709 = v1708 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1710 = bfloat(v1709);
-    const uint v1711 = v1701 * v1;
-    const uint v1712 = v1711 + v1703;
-    out[v1712] = v1710;
+  const uint v856 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v857 = v530 + v856;
+  const uint v858 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v859 = v26 + v858;
+  const bool v860 = v857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v861 = v422 && v860;
+  const bool v862 = v859 < v1;
+  const bool v863 = v861 && v862;
+  if (v863) {
+    const float v864 = v427.m[0][12].thread_elements()[1];
+    const float v865 = v864 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v866 = bfloat(v865);
+    const uint v867 = v857 * v1;
+    const uint v868 = v867 + v859;
+    out[v868] = v866;
   }
-  const uint v1713 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1714 = v429 + v1713;
-  const uint v1715 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1716 = v1263 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1718 = v321 && v1717;
-  const bool v1719 = v1716 < v1;
-  const bool v1720 = v1718 && v1719;
-  if (v1720) {
-    const float v1721 = v1271.m[0][13].thread_elements()[0];
-    const float v1722 = v1721 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1723 = bfloat(v1722);
-    const uint v1724 = v1714 * v1;
-    const uint v1725 = v1724 + v1716;
-    out[v1725] = v1723;
+  const uint v869 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v870 = v530 + v869;
+  const uint v871 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v872 = v26 + v871;
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v874 = v422 && v873;
+  const bool v875 = v872 < v1;
+  const bool v876 = v874 && v875;
+  if (v876) {
+    const float v877 = v427.m[0][13].thread_elements()[0];
+    const float v878 = v877 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v879 = bfloat(v878);
+    const uint v880 = v870 * v1;
+    const uint v881 = v880 + v872;
+    out[v881] = v879;
   }
-  const uint v1726 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1727 = v429 + v1726;
-  const uint v1728 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1729 = v1263 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1731 = v321 && v1730;
-  const bool v1732 = v1729 < v1;
-  const bool v1733 = v1731 && v1732;
-  if (v1733) {
-    const float v1734 = v1271.m[0][13].thread_elements()[1];
-    const float v1735 = v1734 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1736 = bfloat(v1735);
-    const uint v1737 = v1727 * v1;
-    const uint v1738 = v1737 + v1729;
-    out[v1738] = v1736;
+  const uint v882 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v883 = v530 + v882;
+  const uint v884 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v885 = v26 + v884;
+  const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v887 = v422 && v886;
+  const bool v888 = v885 < v1;
+  const bool v889 = v887 && v888;
+  if (v889) {
+    const float v890 = v427.m[0][13].thread_elements()[1];
+    const float v891 = v890 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v892 = bfloat(v891);
+    const uint v893 = v883 * v1;
+    const uint v894 = v893 + v885;
+    out[v894] = v892;
   }
-  const uint v1739 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1740 = v429 + v1739;
-  const uint v1741 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1742 = v1263 + v1741;
-  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1744 = v321 && v1743;
-  const bool v1745 = v1742 < v1;
-  const bool v1746 = v1744 && v1745;
-  if (v1746) {
-    const float v1747 = v1271.m[0][14].thread_elements()[0];
-    const float v1748 = v1747 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1749 = bfloat(v1748);
-    const uint v1750 = v1740 * v1;
-    const uint v1751 = v1750 + v1742;
-    out[v1751] = v1749;
+  const uint v895 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v896 = v530 + v895;
+  const uint v897 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v898 = v26 + v897;
+  const bool v899 = v896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v900 = v422 && v899;
+  const bool v901 = v898 < v1;
+  const bool v902 = v900 && v901;
+  if (v902) {
+    const float v903 = v427.m[0][14].thread_elements()[0];
+    const float v904 = v903 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v905 = bfloat(v904);
+    const uint v906 = v896 * v1;
+    const uint v907 = v906 + v898;
+    out[v907] = v905;
   }
-  const uint v1752 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1753 = v429 + v1752;
-  const uint v1754 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1755 = v1263 + v1754;
-  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1757 = v321 && v1756;
-  const bool v1758 = v1755 < v1;
-  const bool v1759 = v1757 && v1758;
-  if (v1759) {
-    const float v1760 = v1271.m[0][14].thread_elements()[1];
-    const float v1761 = v1760 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1762 = bfloat(v1761);
-    const uint v1763 = v1753 * v1;
-    const uint v1764 = v1763 + v1755;
-    out[v1764] = v1762;
+  const uint v908 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v909 = v530 + v908;
+  const uint v910 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v911 = v26 + v910;
+  const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v913 = v422 && v912;
+  const bool v914 = v911 < v1;
+  const bool v915 = v913 && v914;
+  if (v915) {
+    const float v916 = v427.m[0][14].thread_elements()[1];
+    const float v917 = v916 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v918 = bfloat(v917);
+    const uint v919 = v909 * v1;
+    const uint v920 = v919 + v911;
+    out[v920] = v918;
   }
-  const uint v1765 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1766 = v429 + v1765;
-  const uint v1767 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1768 = v1263 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1770 = v321 && v1769;
-  const bool v1771 = v1768 < v1;
-  const bool v1772 = v1770 && v1771;
-  if (v1772) {
-    const float v1773 = v1271.m[0][15].thread_elements()[0];
-    const float v1774 = v1773 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1775 = bfloat(v1774);
-    const uint v1776 = v1766 * v1;
-    const uint v1777 = v1776 + v1768;
-    out[v1777] = v1775;
+  const uint v921 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v922 = v530 + v921;
+  const uint v923 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v924 = v26 + v923;
+  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v926 = v422 && v925;
+  const bool v927 = v924 < v1;
+  const bool v928 = v926 && v927;
+  if (v928) {
+    const float v929 = v427.m[0][15].thread_elements()[0];
+    const float v930 = v929 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v931 = bfloat(v930);
+    const uint v932 = v922 * v1;
+    const uint v933 = v932 + v924;
+    out[v933] = v931;
   }
-  const uint v1778 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1779 = v429 + v1778;
-  const uint v1780 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1781 = v1263 + v1780;
-  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1783 = v321 && v1782;
-  const bool v1784 = v1781 < v1;
-  const bool v1785 = v1783 && v1784;
-  if (v1785) {
-    const float v1786 = v1271.m[0][15].thread_elements()[1];
-    const float v1787 = v1786 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1788 = bfloat(v1787);
-    const uint v1789 = v1779 * v1;
-    const uint v1790 = v1789 + v1781;
-    out[v1790] = v1788;
+  const uint v934 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v935 = v530 + v934;
+  const uint v936 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v937 = v26 + v936;
+  const bool v938 = v935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v939 = v422 && v938;
+  const bool v940 = v937 < v1;
+  const bool v941 = v939 && v940;
+  if (v941) {
+    const float v942 = v427.m[0][15].thread_elements()[1];
+    const float v943 = v942 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v944 = bfloat(v943);
+    const uint v945 = v935 * v1;
+    const uint v946 = v945 + v937;
+    out[v946] = v944;
   }
-  const uint v1791 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1792 = v429 + v1791;
-  const uint v1793 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1794 = v1263 + v1793;
-  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1796 = v321 && v1795;
-  const bool v1797 = v1794 < v1;
-  const bool v1798 = v1796 && v1797;
-  if (v1798) {
-    const float v1799 = v1271.m[1][0].thread_elements()[0];
-    const float v1800 = v1799 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1801 = bfloat(v1800);
-    const uint v1802 = v1792 * v1;
-    const uint v1803 = v1802 + v1794;
-    out[v1803] = v1801;
+  const uint v947 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v948 = v530 + v947;
+  const uint v949 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v950 = v26 + v949;
+  const bool v951 = v948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v952 = v422 && v951;
+  const bool v953 = v950 < v1;
+  const bool v954 = v952 && v953;
+  if (v954) {
+    const float v955 = v427.m[1][0].thread_elements()[0];
+    const float v956 = v955 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v957 = bfloat(v956);
+    const uint v958 = v948 * v1;
+    const uint v959 = v958 + v950;
+    out[v959] = v957;
   }
-  const uint v1804 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1805 = v429 + v1804;
-  const uint v1806 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1807 = v1263 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1809 = v321 && v1808;
-  const bool v1810 = v1807 < v1;
-  const bool v1811 = v1809 && v1810;
-  if (v1811) {
-    const float v1812 = v1271.m[1][0].thread_elements()[1];
-    const float v1813 = v1812 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1814 = bfloat(v1813);
-    const uint v1815 = v1805 * v1;
-    const uint v1816 = v1815 + v1807;
-    out[v1816] = v1814;
+  const uint v960 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v961 = v530 + v960;
+  const uint v962 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v963 = v26 + v962;
+  const bool v964 = v961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v965 = v422 && v964;
+  const bool v966 = v963 < v1;
+  const bool v967 = v965 && v966;
+  if (v967) {
+    const float v968 = v427.m[1][0].thread_elements()[1];
+    const float v969 = v968 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v970 = bfloat(v969);
+    const uint v971 = v961 * v1;
+    const uint v972 = v971 + v963;
+    out[v972] = v970;
   }
-  const uint v1817 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1818 = v429 + v1817;
-  const uint v1819 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1820 = v1263 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1822 = v321 && v1821;
-  const bool v1823 = v1820 < v1;
-  const bool v1824 = v1822 && v1823;
-  if (v1824) {
-    const float v1825 = v1271.m[1][1].thread_elements()[0];
-    const float v1826 = v1825 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1827 = bfloat(v1826);
-    const uint v1828 = v1818 * v1;
-    const uint v1829 = v1828 + v1820;
-    out[v1829] = v1827;
+  const uint v973 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v974 = v530 + v973;
+  const uint v975 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v976 = v26 + v975;
+  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v978 = v422 && v977;
+  const bool v979 = v976 < v1;
+  const bool v980 = v978 && v979;
+  if (v980) {
+    const float v981 = v427.m[1][1].thread_elements()[0];
+    const float v982 = v981 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v983 = bfloat(v982);
+    const uint v984 = v974 * v1;
+    const uint v985 = v984 + v976;
+    out[v985] = v983;
   }
-  const uint v1830 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1831 = v429 + v1830;
-  const uint v1832 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1833 = v1263 + v1832;
-  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1835 = v321 && v1834;
-  const bool v1836 = v1833 < v1;
-  const bool v1837 = v1835 && v1836;
-  if (v1837) {
-    const float v1838 = v1271.m[1][1].thread_elements()[1];
-    const float v1839 = v1838 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1840 = bfloat(v1839);
-    const uint v1841 = v1831 * v1;
-    const uint v1842 = v1841 + v1833;
-    out[v1842] = v1840;
+  const uint v986 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v987 = v530 + v986;
+  const uint v988 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v989 = v26 + v988;
+  const bool v990 = v987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v991 = v422 && v990;
+  const bool v992 = v989 < v1;
+  const bool v993 = v991 && v992;
+  if (v993) {
+    const float v994 = v427.m[1][1].thread_elements()[1];
+    const float v995 = v994 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v996 = bfloat(v995);
+    const uint v997 = v987 * v1;
+    const uint v998 = v997 + v989;
+    out[v998] = v996;
   }
-  const uint v1843 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1844 = v429 + v1843;
-  const uint v1845 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1846 = v1263 + v1845;
-  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1848 = v321 && v1847;
-  const bool v1849 = v1846 < v1;
-  const bool v1850 = v1848 && v1849;
-  if (v1850) {
-    const float v1851 = v1271.m[1][2].thread_elements()[0];
-    const float v1852 = v1851 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1853 = bfloat(v1852);
-    const uint v1854 = v1844 * v1;
-    const uint v1855 = v1854 + v1846;
-    out[v1855] = v1853;
+  const uint v999 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1000 = v530 + v999;
+  const uint v1001 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1002 = v26 + v1001;
+  const bool v1003 = v1000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1004 = v422 && v1003;
+  const bool v1005 = v1002 < v1;
+  const bool v1006 = v1004 && v1005;
+  if (v1006) {
+    const float v1007 = v427.m[1][2].thread_elements()[0];
+    const float v1008 = v1007 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1009 = bfloat(v1008);
+    const uint v1010 = v1000 * v1;
+    const uint v1011 = v1010 + v1002;
+    out[v1011] = v1009;
   }
-  const uint v1856 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1857 = v429 + v1856;
-  const uint v1858 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1859 = v1263 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1861 = v321 && v1860;
-  const bool v1862 = v1859 < v1;
-  const bool v1863 = v1861 && v1862;
-  if (v1863) {
-    const float v1864 = v1271.m[1][2].thread_elements()[1];
-    const float v1865 = v1864 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1866 = bfloat(v1865);
-    const uint v1867 = v1857 * v1;
-    const uint v1868 = v1867 + v1859;
-    out[v1868] = v1866;
+  const uint v1012 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1013 = v530 + v1012;
+  const uint v1014 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1015 = v26 + v1014;
+  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1017 = v422 && v1016;
+  const bool v1018 = v1015 < v1;
+  const bool v1019 = v1017 && v1018;
+  if (v1019) {
+    const float v1020 = v427.m[1][2].thread_elements()[1];
+    const float v1021 = v1020 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1022 = bfloat(v1021);
+    const uint v1023 = v1013 * v1;
+    const uint v1024 = v1023 + v1015;
+    out[v1024] = v1022;
   }
-  const uint v1869 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1870 = v429 + v1869;
-  const uint v1871 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1872 = v1263 + v1871;
-  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1874 = v321 && v1873;
-  const bool v1875 = v1872 < v1;
-  const bool v1876 = v1874 && v1875;
-  if (v1876) {
-    const float v1877 = v1271.m[1][3].thread_elements()[0];
-    const float v1878 = v1877 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1879 = bfloat(v1878);
-    const uint v1880 = v1870 * v1;
-    const uint v1881 = v1880 + v1872;
-    out[v1881] = v1879;
+  const uint v1025 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1026 = v530 + v1025;
+  const uint v1027 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1028 = v26 + v1027;
+  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1030 = v422 && v1029;
+  const bool v1031 = v1028 < v1;
+  const bool v1032 = v1030 && v1031;
+  if (v1032) {
+    const float v1033 = v427.m[1][3].thread_elements()[0];
+    const float v1034 = v1033 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1035 = bfloat(v1034);
+    const uint v1036 = v1026 * v1;
+    const uint v1037 = v1036 + v1028;
+    out[v1037] = v1035;
   }
-  const uint v1882 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1883 = v429 + v1882;
-  const uint v1884 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1885 = v1263 + v1884;
-  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1887 = v321 && v1886;
-  const bool v1888 = v1885 < v1;
-  const bool v1889 = v1887 && v1888;
-  if (v1889) {
-    const float v1890 = v1271.m[1][3].thread_elements()[1];
-    const float v1891 = v1890 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1892 = bfloat(v1891);
-    const uint v1893 = v1883 * v1;
-    const uint v1894 = v1893 + v1885;
-    out[v1894] = v1892;
+  const uint v1038 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1039 = v530 + v1038;
+  const uint v1040 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1041 = v26 + v1040;
+  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1043 = v422 && v1042;
+  const bool v1044 = v1041 < v1;
+  const bool v1045 = v1043 && v1044;
+  if (v1045) {
+    const float v1046 = v427.m[1][3].thread_elements()[1];
+    const float v1047 = v1046 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1048 = bfloat(v1047);
+    const uint v1049 = v1039 * v1;
+    const uint v1050 = v1049 + v1041;
+    out[v1050] = v1048;
   }
-  const uint v1895 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1896 = v429 + v1895;
-  const uint v1897 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1898 = v1263 + v1897;
-  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1900 = v321 && v1899;
-  const bool v1901 = v1898 < v1;
-  const bool v1902 = v1900 && v1901;
-  if (v1902) {
-    const float v1903 = v1271.m[1][4].thread_elements()[0];
-    const float v1904 = v1903 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1905 = bfloat(v1904);
-    const uint v1906 = v1896 * v1;
-    const uint v1907 = v1906 + v1898;
-    out[v1907] = v1905;
+  const uint v1051 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1052 = v530 + v1051;
+  const uint v1053 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1054 = v26 + v1053;
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1056 = v422 && v1055;
+  const bool v1057 = v1054 < v1;
+  const bool v1058 = v1056 && v1057;
+  if (v1058) {
+    const float v1059 = v427.m[1][4].thread_elements()[0];
+    const float v1060 = v1059 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1061 = bfloat(v1060);
+    const uint v1062 = v1052 * v1;
+    const uint v1063 = v1062 + v1054;
+    out[v1063] = v1061;
   }
-  const uint v1908 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1909 = v429 + v1908;
-  const uint v1910 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1911 = v1263 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1913 = v321 && v1912;
-  const bool v1914 = v1911 < v1;
-  const bool v1915 = v1913 && v1914;
-  if (v1915) {
-    const float v1916 = v1271.m[1][4].thread_elements()[1];
-    const float v1917 = v1916 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1918 = bfloat(v1917);
-    const uint v1919 = v1909 * v1;
-    const uint v1920 = v1919 + v1911;
-    out[v1920] = v1918;
+  const uint v1064 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1065 = v530 + v1064;
+  const uint v1066 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1067 = v26 + v1066;
+  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1069 = v422 && v1068;
+  const bool v1070 = v1067 < v1;
+  const bool v1071 = v1069 && v1070;
+  if (v1071) {
+    const float v1072 = v427.m[1][4].thread_elements()[1];
+    const float v1073 = v1072 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1074 = bfloat(v1073);
+    const uint v1075 = v1065 * v1;
+    const uint v1076 = v1075 + v1067;
+    out[v1076] = v1074;
   }
-  const uint v1921 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1922 = v429 + v1921;
-  const uint v1923 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1924 = v1263 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1926 = v321 && v1925;
-  const bool v1927 = v1924 < v1;
-  const bool v1928 = v1926 && v1927;
-  if (v1928) {
-    const float v1929 = v1271.m[1][5].thread_elements()[0];
-    const float v1930 = v1929 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1931 = bfloat(v1930);
-    const uint v1932 = v1922 * v1;
-    const uint v1933 = v1932 + v1924;
-    out[v1933] = v1931;
+  const uint v1077 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1078 = v530 + v1077;
+  const uint v1079 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1080 = v26 + v1079;
+  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1082 = v422 && v1081;
+  const bool v1083 = v1080 < v1;
+  const bool v1084 = v1082 && v1083;
+  if (v1084) {
+    const float v1085 = v427.m[1][5].thread_elements()[0];
+    const float v1086 = v1085 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1087 = bfloat(v1086);
+    const uint v1088 = v1078 * v1;
+    const uint v1089 = v1088 + v1080;
+    out[v1089] = v1087;
   }
-  const uint v1934 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1935 = v429 + v1934;
-  const uint v1936 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1937 = v1263 + v1936;
-  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1939 = v321 && v1938;
-  const bool v1940 = v1937 < v1;
-  const bool v1941 = v1939 && v1940;
-  if (v1941) {
-    const float v1942 = v1271.m[1][5].thread_elements()[1];
-    const float v1943 = v1942 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1944 = bfloat(v1943);
-    const uint v1945 = v1935 * v1;
-    const uint v1946 = v1945 + v1937;
-    out[v1946] = v1944;
+  const uint v1090 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1091 = v530 + v1090;
+  const uint v1092 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1093 = v26 + v1092;
+  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1095 = v422 && v1094;
+  const bool v1096 = v1093 < v1;
+  const bool v1097 = v1095 && v1096;
+  if (v1097) {
+    const float v1098 = v427.m[1][5].thread_elements()[1];
+    const float v1099 = v1098 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1100 = bfloat(v1099);
+    const uint v1101 = v1091 * v1;
+    const uint v1102 = v1101 + v1093;
+    out[v1102] = v1100;
   }
-  const uint v1947 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1948 = v429 + v1947;
-  const uint v1949 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1950 = v1263 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1952 = v321 && v1951;
-  const bool v1953 = v1950 < v1;
-  const bool v1954 = v1952 && v1953;
-  if (v1954) {
-    const float v1955 = v1271.m[1][6].thread_elements()[0];
-    const float v1956 = v1955 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1957 = bfloat(v1956);
-    const uint v1958 = v1948 * v1;
-    const uint v1959 = v1958 + v1950;
-    out[v1959] = v1957;
+  const uint v1103 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1104 = v530 + v1103;
+  const uint v1105 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1106 = v26 + v1105;
+  const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1108 = v422 && v1107;
+  const bool v1109 = v1106 < v1;
+  const bool v1110 = v1108 && v1109;
+  if (v1110) {
+    const float v1111 = v427.m[1][6].thread_elements()[0];
+    const float v1112 = v1111 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1113 = bfloat(v1112);
+    const uint v1114 = v1104 * v1;
+    const uint v1115 = v1114 + v1106;
+    out[v1115] = v1113;
   }
-  const uint v1960 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1961 = v429 + v1960;
-  const uint v1962 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1963 = v1263 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1965 = v321 && v1964;
-  const bool v1966 = v1963 < v1;
-  const bool v1967 = v1965 && v1966;
-  if (v1967) {
-    const float v1968 = v1271.m[1][6].thread_elements()[1];
-    const float v1969 = v1968 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1970 = bfloat(v1969);
-    const uint v1971 = v1961 * v1;
-    const uint v1972 = v1971 + v1963;
-    out[v1972] = v1970;
+  const uint v1116 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1117 = v530 + v1116;
+  const uint v1118 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1119 = v26 + v1118;
+  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1121 = v422 && v1120;
+  const bool v1122 = v1119 < v1;
+  const bool v1123 = v1121 && v1122;
+  if (v1123) {
+    const float v1124 = v427.m[1][6].thread_elements()[1];
+    const float v1125 = v1124 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1126 = bfloat(v1125);
+    const uint v1127 = v1117 * v1;
+    const uint v1128 = v1127 + v1119;
+    out[v1128] = v1126;
   }
-  const uint v1973 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1974 = v429 + v1973;
-  const uint v1975 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1976 = v1263 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1978 = v321 && v1977;
-  const bool v1979 = v1976 < v1;
-  const bool v1980 = v1978 && v1979;
-  if (v1980) {
-    const float v1981 = v1271.m[1][7].thread_elements()[0];
-    const float v1982 = v1981 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1983 = bfloat(v1982);
-    const uint v1984 = v1974 * v1;
-    const uint v1985 = v1984 + v1976;
-    out[v1985] = v1983;
+  const uint v1129 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1130 = v530 + v1129;
+  const uint v1131 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1132 = v26 + v1131;
+  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1134 = v422 && v1133;
+  const bool v1135 = v1132 < v1;
+  const bool v1136 = v1134 && v1135;
+  if (v1136) {
+    const float v1137 = v427.m[1][7].thread_elements()[0];
+    const float v1138 = v1137 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1139 = bfloat(v1138);
+    const uint v1140 = v1130 * v1;
+    const uint v1141 = v1140 + v1132;
+    out[v1141] = v1139;
   }
-  const uint v1986 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v1987 = v429 + v1986;
-  const uint v1988 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v1989 = v1263 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v1991 = v321 && v1990;
-  const bool v1992 = v1989 < v1;
-  const bool v1993 = v1991 && v1992;
-  if (v1993) {
-    const float v1994 = v1271.m[1][7].thread_elements()[1];
-    const float v1995 = v1994 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1996 = bfloat(v1995);
-    const uint v1997 = v1987 * v1;
-    const uint v1998 = v1997 + v1989;
-    out[v1998] = v1996;
+  const uint v1142 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1143 = v530 + v1142;
+  const uint v1144 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1145 = v26 + v1144;
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1147 = v422 && v1146;
+  const bool v1148 = v1145 < v1;
+  const bool v1149 = v1147 && v1148;
+  if (v1149) {
+    const float v1150 = v427.m[1][7].thread_elements()[1];
+    const float v1151 = v1150 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1152 = bfloat(v1151);
+    const uint v1153 = v1143 * v1;
+    const uint v1154 = v1153 + v1145;
+    out[v1154] = v1152;
   }
-  const uint v1999 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2000 = v429 + v1999;
-  const uint v2001 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2002 = v1263 + v2001;
-  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2004 = v321 && v2003;
-  const bool v2005 = v2002 < v1;
-  const bool v2006 = v2004 && v2005;
-  if (v2006) {
-    const float v2007 = v1271.m[1][8].thread_elements()[0];
-    const float v2008 = v2007 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2009 = bfloat(v2008);
-    const uint v2010 = v2000 * v1;
-    const uint v2011 = v2010 + v2002;
-    out[v2011] = v2009;
+  const uint v1155 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1156 = v530 + v1155;
+  const uint v1157 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1158 = v26 + v1157;
+  const bool v1159 = v1156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1160 = v422 && v1159;
+  const bool v1161 = v1158 < v1;
+  const bool v1162 = v1160 && v1161;
+  if (v1162) {
+    const float v1163 = v427.m[1][8].thread_elements()[0];
+    const float v1164 = v1163 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1165 = bfloat(v1164);
+    const uint v1166 = v1156 * v1;
+    const uint v1167 = v1166 + v1158;
+    out[v1167] = v1165;
   }
-  const uint v2012 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2013 = v429 + v2012;
-  const uint v2014 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2015 = v1263 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2017 = v321 && v2016;
-  const bool v2018 = v2015 < v1;
-  const bool v2019 = v2017 && v2018;
-  if (v2019) {
-    const float v2020 = v1271.m[1][8].thread_elements()[1];
-    const float v2021 = v2020 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2022 = bfloat(v2021);
-    const uint v2023 = v2013 * v1;
-    const uint v2024 = v2023 + v2015;
-    out[v2024] = v2022;
+  const uint v1168 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1169 = v530 + v1168;
+  const uint v1170 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1171 = v26 + v1170;
+  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1173 = v422 && v1172;
+  const bool v1174 = v1171 < v1;
+  const bool v1175 = v1173 && v1174;
+  if (v1175) {
+    const float v1176 = v427.m[1][8].thread_elements()[1];
+    const float v1177 = v1176 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1178 = bfloat(v1177);
+    const uint v1179 = v1169 * v1;
+    const uint v1180 = v1179 + v1171;
+    out[v1180] = v1178;
   }
-  const uint v2025 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2026 = v429 + v2025;
-  const uint v2027 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2028 = v1263 + v2027;
-  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2030 = v321 && v2029;
-  const bool v2031 = v2028 < v1;
-  const bool v2032 = v2030 && v2031;
-  if (v2032) {
-    const float v2033 = v1271.m[1][9].thread_elements()[0];
-    const float v2034 = v2033 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2035 = bfloat(v2034);
-    const uint v2036 = v2026 * v1;
-    const uint v2037 = v2036 + v2028;
-    out[v2037] = v2035;
+  const uint v1181 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1182 = v530 + v1181;
+  const uint v1183 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1184 = v26 + v1183;
+  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1186 = v422 && v1185;
+  const bool v1187 = v1184 < v1;
+  const bool v1188 = v1186 && v1187;
+  if (v1188) {
+    const float v1189 = v427.m[1][9].thread_elements()[0];
+    const float v1190 = v1189 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1191 = bfloat(v1190);
+    const uint v1192 = v1182 * v1;
+    const uint v1193 = v1192 + v1184;
+    out[v1193] = v1191;
   }
-  const uint v2038 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2039 = v429 + v2038;
-  const uint v2040 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2041 = v1263 + v2040;
-  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2043 = v321 && v2042;
-  const bool v2044 = v2041 < v1;
-  const bool v2045 = v2043 && v2044;
-  if (v2045) {
-    const float v2046 = v1271.m[1][9].thread_elements()[1];
-    const float v2047 = v2046 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2048 = bfloat(v2047);
-    const uint v2049 = v2039 * v1;
-    const uint v2050 = v2049 + v2041;
-    out[v2050] = v2048;
+  const uint v1194 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1195 = v530 + v1194;
+  const uint v1196 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1197 = v26 + v1196;
+  const bool v1198 = v1195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1199 = v422 && v1198;
+  const bool v1200 = v1197 < v1;
+  const bool v1201 = v1199 && v1200;
+  if (v1201) {
+    const float v1202 = v427.m[1][9].thread_elements()[1];
+    const float v1203 = v1202 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1204 = bfloat(v1203);
+    const uint v1205 = v1195 * v1;
+    const uint v1206 = v1205 + v1197;
+    out[v1206] = v1204;
   }
-  const uint v2051 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2052 = v429 + v2051;
-  const uint v2053 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2054 = v1263 + v2053;
-  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2056 = v321 && v2055;
-  const bool v2057 = v2054 < v1;
-  const bool v2058 = v2056 && v2057;
-  if (v2058) {
-    const float v2059 = v1271.m[1][10].thread_elements()[0];
-    const float v2060 = v2059 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2061 = bfloat(v2060);
-    const uint v2062 = v2052 * v1;
-    const uint v2063 = v2062 + v2054;
-    out[v2063] = v2061;
+  const uint v1207 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1208 = v530 + v1207;
+  const uint v1209 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1210 = v26 + v1209;
+  const bool v1211 = v1208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1212 = v422 && v1211;
+  const bool v1213 = v1210 < v1;
+  const bool v1214 = v1212 && v1213;
+  if (v1214) {
+    const float v1215 = v427.m[1][10].thread_elements()[0];
+    const float v1216 = v1215 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1217 = bfloat(v1216);
+    const uint v1218 = v1208 * v1;
+    const uint v1219 = v1218 + v1210;
+    out[v1219] = v1217;
   }
-  const uint v2064 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2065 = v429 + v2064;
-  const uint v2066 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2067 = v1263 + v2066;
-  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2069 = v321 && v2068;
-  const bool v2070 = v2067 < v1;
-  const bool v2071 = v2069 && v2070;
-  if (v2071) {
-    const float v2072 = v1271.m[1][10].thread_elements()[1];
-    const float v2073 = v2072 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2074 = bfloat(v2073);
-    const uint v2075 = v2065 * v1;
-    const uint v2076 = v2075 + v2067;
-    out[v2076] = v2074;
+  const uint v1220 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1221 = v530 + v1220;
+  const uint v1222 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1223 = v26 + v1222;
+  const bool v1224 = v1221 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1225 = v422 && v1224;
+  const bool v1226 = v1223 < v1;
+  const bool v1227 = v1225 && v1226;
+  if (v1227) {
+    const float v1228 = v427.m[1][10].thread_elements()[1];
+    const float v1229 = v1228 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1230 = bfloat(v1229);
+    const uint v1231 = v1221 * v1;
+    const uint v1232 = v1231 + v1223;
+    out[v1232] = v1230;
   }
-  const uint v2077 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2078 = v429 + v2077;
-  const uint v2079 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2080 = v1263 + v2079;
-  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2082 = v321 && v2081;
-  const bool v2083 = v2080 < v1;
-  const bool v2084 = v2082 && v2083;
-  if (v2084) {
-    const float v2085 = v1271.m[1][11].thread_elements()[0];
-    const float v2086 = v2085 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2087 = bfloat(v2086);
-    const uint v2088 = v2078 * v1;
-    const uint v2089 = v2088 + v2080;
-    out[v2089] = v2087;
+  const uint v1233 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1234 = v530 + v1233;
+  const uint v1235 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1236 = v26 + v1235;
+  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1238 = v422 && v1237;
+  const bool v1239 = v1236 < v1;
+  const bool v1240 = v1238 && v1239;
+  if (v1240) {
+    const float v1241 = v427.m[1][11].thread_elements()[0];
+    const float v1242 = v1241 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1243 = bfloat(v1242);
+    const uint v1244 = v1234 * v1;
+    const uint v1245 = v1244 + v1236;
+    out[v1245] = v1243;
   }
-  const uint v2090 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2091 = v429 + v2090;
-  const uint v2092 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2093 = v1263 + v2092;
-  const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2095 = v321 && v2094;
-  const bool v2096 = v2093 < v1;
-  const bool v2097 = v2095 && v2096;
-  if (v2097) {
-    const float v2098 = v1271.m[1][11].thread_elements()[1];
-    const float v2099 = v2098 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2100 = bfloat(v2099);
-    const uint v2101 = v2091 * v1;
-    const uint v2102 = v2101 + v2093;
-    out[v2102] = v2100;
+  const uint v1246 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1247 = v530 + v1246;
+  const uint v1248 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1249 = v26 + v1248;
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1251 = v422 && v1250;
+  const bool v1252 = v1249 < v1;
+  const bool v1253 = v1251 && v1252;
+  if (v1253) {
+    const float v1254 = v427.m[1][11].thread_elements()[1];
+    const float v1255 = v1254 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1256 = bfloat(v1255);
+    const uint v1257 = v1247 * v1;
+    const uint v1258 = v1257 + v1249;
+    out[v1258] = v1256;
   }
-  const uint v2103 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2104 = v429 + v2103;
-  const uint v2105 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2106 = v1263 + v2105;
-  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2108 = v321 && v2107;
-  const bool v2109 = v2106 < v1;
-  const bool v2110 = v2108 && v2109;
-  if (v2110) {
-    const float v2111 = v1271.m[1][12].thread_elements()[0];
-    const float v2112 = v2111 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2113 = bfloat(v2112);
-    const uint v2114 = v2104 * v1;
-    const uint v2115 = v2114 + v2106;
-    out[v2115] = v2113;
+  const uint v1259 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1260 = v530 + v1259;
+  const uint v1261 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1262 = v26 + v1261;
+  const bool v1263 = v1260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1264 = v422 && v1263;
+  const bool v1265 = v1262 < v1;
+  const bool v1266 = v1264 && v1265;
+  if (v1266) {
+    const float v1267 = v427.m[1][12].thread_elements()[0];
+    const float v1268 = v1267 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1269 = bfloat(v1268);
+    const uint v1270 = v1260 * v1;
+    const uint v1271 = v1270 + v1262;
+    out[v1271] = v1269;
   }
-  const uint v2116 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2117 = v429 + v2116;
-  const uint v2118 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2119 = v1263 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2121 = v321 && v2120;
-  const bool v2122 = v2119 < v1;
-  const bool v2123 = v2121 && v2122;
-  if (v2123) {
-    const float v2124 = v1271.m[1][12].thread_elements()[1];
-    const float v2125 = v2124 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2126 = bfloat(v2125);
-    const uint v2127 = v2117 * v1;
-    const uint v2128 = v2127 + v2119;
-    out[v2128] = v2126;
+  const uint v1272 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1273 = v530 + v1272;
+  const uint v1274 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1275 = v26 + v1274;
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1277 = v422 && v1276;
+  const bool v1278 = v1275 < v1;
+  const bool v1279 = v1277 && v1278;
+  if (v1279) {
+    const float v1280 = v427.m[1][12].thread_elements()[1];
+    const float v1281 = v1280 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1282 = bfloat(v1281);
+    const uint v1283 = v1273 * v1;
+    const uint v1284 = v1283 + v1275;
+    out[v1284] = v1282;
   }
-  const uint v2129 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2130 = v429 + v2129;
-  const uint v2131 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2132 = v1263 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2134 = v321 && v2133;
-  const bool v2135 = v2132 < v1;
-  const bool v2136 = v2134 && v2135;
-  if (v2136) {
-    const float v2137 = v1271.m[1][13].thread_elements()[0];
-    const float v2138 = v2137 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2139 = bfloat(v2138);
-    const uint v2140 = v2130 * v1;
-    const uint v2141 = v2140 + v2132;
-    out[v2141] = v2139;
+  const uint v1285 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1286 = v530 + v1285;
+  const uint v1287 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1288 = v26 + v1287;
+  const bool v1289 = v1286 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1290 = v422 && v1289;
+  const bool v1291 = v1288 < v1;
+  const bool v1292 = v1290 && v1291;
+  if (v1292) {
+    const float v1293 = v427.m[1][13].thread_elements()[0];
+    const float v1294 = v1293 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1295 = bfloat(v1294);
+    const uint v1296 = v1286 * v1;
+    const uint v1297 = v1296 + v1288;
+    out[v1297] = v1295;
   }
-  const uint v2142 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2143 = v429 + v2142;
-  const uint v2144 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2145 = v1263 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2147 = v321 && v2146;
-  const bool v2148 = v2145 < v1;
-  const bool v2149 = v2147 && v2148;
-  if (v2149) {
-    const float v2150 = v1271.m[1][13].thread_elements()[1];
-    const float v2151 = v2150 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2152 = bfloat(v2151);
-    const uint v2153 = v2143 * v1;
-    const uint v2154 = v2153 + v2145;
-    out[v2154] = v2152;
+  const uint v1298 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1299 = v530 + v1298;
+  const uint v1300 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1301 = v26 + v1300;
+  const bool v1302 = v1299 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1303 = v422 && v1302;
+  const bool v1304 = v1301 < v1;
+  const bool v1305 = v1303 && v1304;
+  if (v1305) {
+    const float v1306 = v427.m[1][13].thread_elements()[1];
+    const float v1307 = v1306 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1308 = bfloat(v1307);
+    const uint v1309 = v1299 * v1;
+    const uint v1310 = v1309 + v1301;
+    out[v1310] = v1308;
   }
-  const uint v2155 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2156 = v429 + v2155;
-  const uint v2157 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2158 = v1263 + v2157;
-  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2160 = v321 && v2159;
-  const bool v2161 = v2158 < v1;
-  const bool v2162 = v2160 && v2161;
-  if (v2162) {
-    const float v2163 = v1271.m[1][14].thread_elements()[0];
-    const float v2164 = v2163 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2165 = bfloat(v2164);
-    const uint v2166 = v2156 * v1;
-    const uint v2167 = v2166 + v2158;
-    out[v2167] = v2165;
+  const uint v1311 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1312 = v530 + v1311;
+  const uint v1313 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1314 = v26 + v1313;
+  const bool v1315 = v1312 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1316 = v422 && v1315;
+  const bool v1317 = v1314 < v1;
+  const bool v1318 = v1316 && v1317;
+  if (v1318) {
+    const float v1319 = v427.m[1][14].thread_elements()[0];
+    const float v1320 = v1319 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1321 = bfloat(v1320);
+    const uint v1322 = v1312 * v1;
+    const uint v1323 = v1322 + v1314;
+    out[v1323] = v1321;
   }
-  const uint v2168 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2169 = v429 + v2168;
-  const uint v2170 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2171 = v1263 + v2170;
-  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2173 = v321 && v2172;
-  const bool v2174 = v2171 < v1;
-  const bool v2175 = v2173 && v2174;
-  if (v2175) {
-    const float v2176 = v1271.m[1][14].thread_elements()[1];
-    const float v2177 = v2176 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2178 = bfloat(v2177);
-    const uint v2179 = v2169 * v1;
-    const uint v2180 = v2179 + v2171;
-    out[v2180] = v2178;
+  const uint v1324 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1325 = v530 + v1324;
+  const uint v1326 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1327 = v26 + v1326;
+  const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1329 = v422 && v1328;
+  const bool v1330 = v1327 < v1;
+  const bool v1331 = v1329 && v1330;
+  if (v1331) {
+    const float v1332 = v427.m[1][14].thread_elements()[1];
+    const float v1333 = v1332 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1334 = bfloat(v1333);
+    const uint v1335 = v1325 * v1;
+    const uint v1336 = v1335 + v1327;
+    out[v1336] = v1334;
   }
-  const uint v2181 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2182 = v429 + v2181;
-  const uint v2183 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2184 = v1263 + v2183;
-  const bool v2185 = v2182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2186 = v321 && v2185;
-  const bool v2187 = v2184 < v1;
-  const bool v2188 = v2186 && v2187;
-  if (v2188) {
-    const float v2189 = v1271.m[1][15].thread_elements()[0];
-    const float v2190 = v2189 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2191 = bfloat(v2190);
-    const uint v2192 = v2182 * v1;
-    const uint v2193 = v2192 + v2184;
-    out[v2193] = v2191;
+  const uint v1337 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1338 = v530 + v1337;
+  const uint v1339 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1340 = v26 + v1339;
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1342 = v422 && v1341;
+  const bool v1343 = v1340 < v1;
+  const bool v1344 = v1342 && v1343;
+  if (v1344) {
+    const float v1345 = v427.m[1][15].thread_elements()[0];
+    const float v1346 = v1345 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1347 = bfloat(v1346);
+    const uint v1348 = v1338 * v1;
+    const uint v1349 = v1348 + v1340;
+    out[v1349] = v1347;
   }
-  const uint v2194 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
-  const uint v2195 = v429 + v2194;
-  const uint v2196 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
-  const uint v2197 = v1263 + v2196;
-  const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
-  const bool v2199 = v321 && v2198;
-  const bool v2200 = v2197 < v1;
-  const bool v2201 = v2199 && v2200;
-  if (v2201) {
-    const float v2202 = v1271.m[1][15].thread_elements()[1];
-    const float v2203 = v2202 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2204 = bfloat(v2203);
-    const uint v2205 = v2195 * v1;
-    const uint v2206 = v2205 + v2197;
-    out[v2206] = v2204;
+  const uint v1350 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1351 = v530 + v1350;
+  const uint v1352 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1353 = v26 + v1352;
+  const bool v1354 = v1351 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1355 = v422 && v1354;
+  const bool v1356 = v1353 < v1;
+  const bool v1357 = v1355 && v1356;
+  if (v1357) {
+    const float v1358 = v427.m[1][15].thread_elements()[1];
+    const float v1359 = v1358 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1360 = bfloat(v1359);
+    const uint v1361 = v1351 * v1;
+    const uint v1362 = v1361 + v1353;
+    out[v1362] = v1360;
+  }
+  const uint v1364 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:620
+  iron_frag<float, 16, 128> v1372;  // kernels/gemm/gemm_warpgroup.hpp:424
+  iron_frag_fill(v1372, float(0.0f));
+  if (v431) {  // kernels/gemm/gemm_warpgroup.hpp:529
+    const uint v2762 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:384
+    const uint v2764 = v421 << 5u;
+    const uint v2765 = v2764 + v2762;
+    const uint v2769 = v2765 >> 3u;
+    const uint v2771 = v2765 & 7u;
+    const uint v2773 = v2771 << 3u;
+    const uint v2774 = v22 + v2769;
+    const bool v2776 = v2774 < v0;
+    const uint v2779 = v2774 * v2;
+    const uint v2784 = v2769 << 6u;
+    const uint v2788 = v2765 + 384u;
+    const uint v2790 = v2788 >> 3u;
+    const uint v2792 = v2788 & 7u;
+    const uint v2794 = v2792 << 3u;
+    const uint v2795 = v22 + v2790;
+    const bool v2797 = v2795 < v0;
+    const uint v2800 = v2795 * v2;
+    const uint v2805 = v2790 << 6u;
+    const uint v2809 = v2765 + 768u;
+    const bool v2811 = v2809 < 1024u;
+    const uint v2847 = v1364 + v2769;  // kernels/gemm/gemm_warpgroup.hpp:239
+    const bool v2849 = v2847 < v1;
+    const uint v2852 = v2847 * v2;
+    const uint v2868 = v1364 + v2790;
+    const bool v2870 = v2868 < v1;
+    const uint v2873 = v2868 * v2;
+
+    for (uint v2753 = 0u; v2753 < v2; v2753 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:530
+      const uint v2755 = v2753 >> 6u;
+      const uint v2757 = v2755 % 1u;
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+      const uint v2759 = v2757 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:533
+      const uint v2775 = v2753 + v2773;  // kernels/gemm/gemm_warpgroup.hpp:384
+      const bool v2777 = v2775 < v2;
+      const bool v2778 = v2776 && v2777;
+      const uint v2781 = v2779 + v2775;
+      const uint v2782 = v2778 ? v2781 : 0u;
+      const uint v2785 = v2759 + v2784;
+      const uint v2786 = v2785 + v2773;
+      for (uint e = 0; e < 8u; ++e) {
+        shm3[v2786 + e] = v2778 ? a[v2782 + e] : bfloat(0);
+      }
+      const uint v2796 = v2753 + v2794;
+      const bool v2798 = v2796 < v2;
+      const bool v2799 = v2797 && v2798;
+      const uint v2802 = v2800 + v2796;
+      const uint v2803 = v2799 ? v2802 : 0u;
+      const uint v2806 = v2759 + v2805;
+      const uint v2807 = v2806 + v2794;
+      for (uint e = 0; e < 8u; ++e) {
+        shm3[v2807 + e] = v2799 ? a[v2803 + e] : bfloat(0);
+      }
+      if (v2811) {
+        const uint v2813 = v2809 >> 3u;
+        const uint v2815 = v2809 & 7u;
+        const uint v2817 = v2815 << 3u;
+        const uint v2818 = v22 + v2813;
+        const uint v2819 = v2753 + v2817;
+        const bool v2820 = v2818 < v0;
+        const bool v2821 = v2819 < v2;
+        const bool v2822 = v2820 && v2821;
+        const uint v2823 = v2818 * v2;
+        const uint v2825 = v2823 + v2819;
+        const uint v2826 = v2822 ? v2825 : 0u;
+        const uint v2828 = v2813 << 6u;
+        const uint v2829 = v2759 + v2828;
+        const uint v2830 = v2829 + v2817;
+        for (uint e = 0; e < 8u; ++e) {
+          shm3[v2830 + e] = v2822 ? a[v2826 + e] : bfloat(0);
+        }
+      }
+      const bool v2851 = v2849 && v2777;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const uint v2854 = v2852 + v2775;
+      const uint v2855 = v2851 ? v2854 : 0u;
+      for (uint e = 0; e < 8u; ++e) {
+        shm4[v2786 + e] = v2851 ? b[v2855 + e] : bfloat(0);
+      }
+      const bool v2872 = v2870 && v2798;
+      const uint v2875 = v2873 + v2796;
+      const uint v2876 = v2872 ? v2875 : 0u;
+      for (uint e = 0; e < 8u; ++e) {
+        shm4[v2807 + e] = v2872 ? b[v2876 + e] : bfloat(0);
+      }
+      if (v2811) {
+        const uint v2886 = v2809 >> 3u;
+        const uint v2888 = v2809 & 7u;
+        const uint v2890 = v2888 << 3u;
+        const uint v2891 = v1364 + v2886;
+        const uint v2892 = v2753 + v2890;
+        const bool v2893 = v2891 < v1;
+        const bool v2894 = v2892 < v2;
+        const bool v2895 = v2893 && v2894;
+        const uint v2896 = v2891 * v2;
+        const uint v2898 = v2896 + v2892;
+        const uint v2899 = v2895 ? v2898 : 0u;
+        const uint v2901 = v2886 << 6u;
+        const uint v2902 = v2759 + v2901;
+        const uint v2903 = v2902 + v2890;
+        for (uint e = 0; e < 8u; ++e) {
+          shm4[v2903 + e] = v2895 ? b[v2899 + e] : bfloat(0);
+        }
+      }
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:530
+      // async.wait 0: the copies above are done
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+      if (v422) {
+        const uint v2913 = v528 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
+        const uint v2914 = v2759 + v2913;
+        const uint v3014 = v526 << 6u;
+        const uint v3016 = v2914 + v3014;
+        iron_frag<bfloat, 16, 16> v3023;
+        iron_frag_fill(v3023, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3023, shm3, long(v3016), long(64u));
+        iron_frag<bfloat, 16, 128> v3025;
+        iron_frag_fill(v3025, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3025, shm4, long(v2759), long(64u));
+        iron_frag_mma(v1372, v3023, v3025);
+        const uint v3027 = v3016 + 16u;
+        const uint v3030 = v2759 + 16u;
+        iron_frag<bfloat, 16, 16> v3032;
+        iron_frag_fill(v3032, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3032, shm3, long(v3027), long(64u));
+        iron_frag<bfloat, 16, 128> v3034;
+        iron_frag_fill(v3034, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3034, shm4, long(v3030), long(64u));
+        iron_frag_mma(v1372, v3032, v3034);
+        const uint v3036 = v3016 + 32u;
+        const uint v3039 = v2759 + 32u;
+        iron_frag<bfloat, 16, 16> v3041;
+        iron_frag_fill(v3041, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3041, shm3, long(v3036), long(64u));
+        iron_frag<bfloat, 16, 128> v3043;
+        iron_frag_fill(v3043, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3043, shm4, long(v3039), long(64u));
+        iron_frag_mma(v1372, v3041, v3043);
+        const uint v3045 = v3016 + 48u;
+        const uint v3048 = v2759 + 48u;
+        iron_frag<bfloat, 16, 16> v3050;
+        iron_frag_fill(v3050, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3050, shm3, long(v3045), long(64u));
+        iron_frag<bfloat, 16, 128> v3052;
+        iron_frag_fill(v3052, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3052, shm4, long(v3048), long(64u));
+        iron_frag_mma(v1372, v3050, v3052);
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:530
+  } else {
+    const uint v1405 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v1406 = iron_tid.x;
+
+    for (uint v1403 = 0u; v1403 < v2; v1403 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
+      for (uint v1408 = v1406; v1408 < 8192u; v1408 += v1405) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1410 = v1408 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1412 = v1408 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1413 = v22 + v1410;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1414 = v1413 < v0;
+        const uint v1415 = v1403 + v1412;
+        const bool v1416 = v1415 < v2;
+        const bool v1417 = v1414 && v1416;
+        if (v1417) {
+          const uint v1419 = v1413 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v1421 = v1419 + v1403;
+          const uint v1422 = v1421 + v1412;
+          const bfloat v1423 = a[v1422];
+          const uint v1425 = v1410 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v1426 = v1425 + v1412;
+          shm3[v1426] = v1423;
+        } else {
+          const uint v1428 = v1410 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v1429 = v1428 + v1412;
+          shm3[v1429] = bfloat(0.0f);
+        }
+      }
+
+      for (uint v1435 = v1406; v1435 < 8192u; v1435 += v1405) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1437 = v1435 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1439 = v1435 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1440 = v1364 + v1437;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1441 = v1440 < v1;
+        const uint v1442 = v1403 + v1439;
+        const bool v1443 = v1442 < v2;
+        const bool v1444 = v1441 && v1443;
+        if (v1444) {
+          const uint v1446 = v1440 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v1448 = v1446 + v1403;
+          const uint v1449 = v1448 + v1439;
+          const bfloat v1450 = b[v1449];
+          const uint v1452 = v1437 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v1453 = v1452 + v1439;
+          shm4[v1453] = v1450;
+        } else {
+          const uint v1455 = v1437 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v1456 = v1455 + v1439;
+          shm4[v1456] = bfloat(0.0f);
+        }
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:520
+      if (v422) {  // kernels/gemm/gemm_warpgroup.hpp:521
+        const uint v1465 = v528 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
+        const uint v3059 = v526 << 6u;
+        const uint v3061 = v1465 + v3059;
+        iron_frag<bfloat, 16, 16> v3068;
+        iron_frag_fill(v3068, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3068, shm3, long(v3061), long(64u));
+        iron_frag<bfloat, 16, 128> v3070;
+        iron_frag_fill(v3070, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3070, shm4, long(0u), long(64u));
+        iron_frag_mma(v1372, v3068, v3070);
+        const uint v3072 = v3061 + 16u;
+        iron_frag<bfloat, 16, 16> v3077;
+        iron_frag_fill(v3077, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3077, shm3, long(v3072), long(64u));
+        iron_frag<bfloat, 16, 128> v3079;
+        iron_frag_fill(v3079, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3079, shm4, long(16u), long(64u));
+        iron_frag_mma(v1372, v3077, v3079);
+        const uint v3081 = v3061 + 32u;
+        iron_frag<bfloat, 16, 16> v3086;
+        iron_frag_fill(v3086, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3086, shm3, long(v3081), long(64u));
+        iron_frag<bfloat, 16, 128> v3088;
+        iron_frag_fill(v3088, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3088, shm4, long(32u), long(64u));
+        iron_frag_mma(v1372, v3086, v3088);
+        const uint v3090 = v3061 + 48u;
+        iron_frag<bfloat, 16, 16> v3095;
+        iron_frag_fill(v3095, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3095, shm3, long(v3090), long(64u));
+        iron_frag<bfloat, 16, 128> v3097;
+        iron_frag_fill(v3097, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v3097, shm4, long(48u), long(64u));
+        iron_frag_mma(v1372, v3095, v3097);
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
+    }
+  }
+  const uint v1476 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1477 = v530 + v1476;
+  const uint v1478 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1479 = v1364 + v1478;
+  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1481 = v422 && v1480;
+  const bool v1482 = v1479 < v1;
+  const bool v1483 = v1481 && v1482;
+  if (v1483) {
+    const float v1484 = v1372.m[0][0].thread_elements()[0];
+    const float v1485 = v1484 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1486 = bfloat(v1485);
+    const uint v1487 = v1477 * v1;
+    const uint v1488 = v1487 + v1479;
+    out[v1488] = v1486;
+  }
+  const uint v1489 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1490 = v530 + v1489;
+  const uint v1491 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1492 = v1364 + v1491;
+  const bool v1493 = v1490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1494 = v422 && v1493;
+  const bool v1495 = v1492 < v1;
+  const bool v1496 = v1494 && v1495;
+  if (v1496) {
+    const float v1497 = v1372.m[0][0].thread_elements()[1];
+    const float v1498 = v1497 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1499 = bfloat(v1498);
+    const uint v1500 = v1490 * v1;
+    const uint v1501 = v1500 + v1492;
+    out[v1501] = v1499;
+  }
+  const uint v1502 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1503 = v530 + v1502;
+  const uint v1504 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1505 = v1364 + v1504;
+  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1507 = v422 && v1506;
+  const bool v1508 = v1505 < v1;
+  const bool v1509 = v1507 && v1508;
+  if (v1509) {
+    const float v1510 = v1372.m[0][1].thread_elements()[0];
+    const float v1511 = v1510 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1512 = bfloat(v1511);
+    const uint v1513 = v1503 * v1;
+    const uint v1514 = v1513 + v1505;
+    out[v1514] = v1512;
+  }
+  const uint v1515 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1516 = v530 + v1515;
+  const uint v1517 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1518 = v1364 + v1517;
+  const bool v1519 = v1516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1520 = v422 && v1519;
+  const bool v1521 = v1518 < v1;
+  const bool v1522 = v1520 && v1521;
+  if (v1522) {
+    const float v1523 = v1372.m[0][1].thread_elements()[1];
+    const float v1524 = v1523 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1525 = bfloat(v1524);
+    const uint v1526 = v1516 * v1;
+    const uint v1527 = v1526 + v1518;
+    out[v1527] = v1525;
+  }
+  const uint v1528 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1529 = v530 + v1528;
+  const uint v1530 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1531 = v1364 + v1530;
+  const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1533 = v422 && v1532;
+  const bool v1534 = v1531 < v1;
+  const bool v1535 = v1533 && v1534;
+  if (v1535) {
+    const float v1536 = v1372.m[0][2].thread_elements()[0];
+    const float v1537 = v1536 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1538 = bfloat(v1537);
+    const uint v1539 = v1529 * v1;
+    const uint v1540 = v1539 + v1531;
+    out[v1540] = v1538;
+  }
+  const uint v1541 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1542 = v530 + v1541;
+  const uint v1543 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1544 = v1364 + v1543;
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1546 = v422 && v1545;
+  const bool v1547 = v1544 < v1;
+  const bool v1548 = v1546 && v1547;
+  if (v1548) {
+    const float v1549 = v1372.m[0][2].thread_elements()[1];
+    const float v1550 = v1549 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1551 = bfloat(v1550);
+    const uint v1552 = v1542 * v1;
+    const uint v1553 = v1552 + v1544;
+    out[v1553] = v1551;
+  }
+  const uint v1554 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1555 = v530 + v1554;
+  const uint v1556 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1557 = v1364 + v1556;
+  const bool v1558 = v1555 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1559 = v422 && v1558;
+  const bool v1560 = v1557 < v1;
+  const bool v1561 = v1559 && v1560;
+  if (v1561) {
+    const float v1562 = v1372.m[0][3].thread_elements()[0];
+    const float v1563 = v1562 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1564 = bfloat(v1563);
+    const uint v1565 = v1555 * v1;
+    const uint v1566 = v1565 + v1557;
+    out[v1566] = v1564;
+  }
+  const uint v1567 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1568 = v530 + v1567;
+  const uint v1569 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1570 = v1364 + v1569;
+  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1572 = v422 && v1571;
+  const bool v1573 = v1570 < v1;
+  const bool v1574 = v1572 && v1573;
+  if (v1574) {
+    const float v1575 = v1372.m[0][3].thread_elements()[1];
+    const float v1576 = v1575 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1577 = bfloat(v1576);
+    const uint v1578 = v1568 * v1;
+    const uint v1579 = v1578 + v1570;
+    out[v1579] = v1577;
+  }
+  const uint v1580 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1581 = v530 + v1580;
+  const uint v1582 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1583 = v1364 + v1582;
+  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1585 = v422 && v1584;
+  const bool v1586 = v1583 < v1;
+  const bool v1587 = v1585 && v1586;
+  if (v1587) {
+    const float v1588 = v1372.m[0][4].thread_elements()[0];
+    const float v1589 = v1588 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1590 = bfloat(v1589);
+    const uint v1591 = v1581 * v1;
+    const uint v1592 = v1591 + v1583;
+    out[v1592] = v1590;
+  }
+  const uint v1593 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1594 = v530 + v1593;
+  const uint v1595 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1596 = v1364 + v1595;
+  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1598 = v422 && v1597;
+  const bool v1599 = v1596 < v1;
+  const bool v1600 = v1598 && v1599;
+  if (v1600) {
+    const float v1601 = v1372.m[0][4].thread_elements()[1];
+    const float v1602 = v1601 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1603 = bfloat(v1602);
+    const uint v1604 = v1594 * v1;
+    const uint v1605 = v1604 + v1596;
+    out[v1605] = v1603;
+  }
+  const uint v1606 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1607 = v530 + v1606;
+  const uint v1608 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1609 = v1364 + v1608;
+  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1611 = v422 && v1610;
+  const bool v1612 = v1609 < v1;
+  const bool v1613 = v1611 && v1612;
+  if (v1613) {
+    const float v1614 = v1372.m[0][5].thread_elements()[0];
+    const float v1615 = v1614 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1616 = bfloat(v1615);
+    const uint v1617 = v1607 * v1;
+    const uint v1618 = v1617 + v1609;
+    out[v1618] = v1616;
+  }
+  const uint v1619 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1620 = v530 + v1619;
+  const uint v1621 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1622 = v1364 + v1621;
+  const bool v1623 = v1620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1624 = v422 && v1623;
+  const bool v1625 = v1622 < v1;
+  const bool v1626 = v1624 && v1625;
+  if (v1626) {
+    const float v1627 = v1372.m[0][5].thread_elements()[1];
+    const float v1628 = v1627 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1629 = bfloat(v1628);
+    const uint v1630 = v1620 * v1;
+    const uint v1631 = v1630 + v1622;
+    out[v1631] = v1629;
+  }
+  const uint v1632 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1633 = v530 + v1632;
+  const uint v1634 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1635 = v1364 + v1634;
+  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1637 = v422 && v1636;
+  const bool v1638 = v1635 < v1;
+  const bool v1639 = v1637 && v1638;
+  if (v1639) {
+    const float v1640 = v1372.m[0][6].thread_elements()[0];
+    const float v1641 = v1640 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1642 = bfloat(v1641);
+    const uint v1643 = v1633 * v1;
+    const uint v1644 = v1643 + v1635;
+    out[v1644] = v1642;
+  }
+  const uint v1645 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1646 = v530 + v1645;
+  const uint v1647 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1648 = v1364 + v1647;
+  const bool v1649 = v1646 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1650 = v422 && v1649;
+  const bool v1651 = v1648 < v1;
+  const bool v1652 = v1650 && v1651;
+  if (v1652) {
+    const float v1653 = v1372.m[0][6].thread_elements()[1];
+    const float v1654 = v1653 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1655 = bfloat(v1654);
+    const uint v1656 = v1646 * v1;
+    const uint v1657 = v1656 + v1648;
+    out[v1657] = v1655;
+  }
+  const uint v1658 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1659 = v530 + v1658;
+  const uint v1660 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1661 = v1364 + v1660;
+  const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1663 = v422 && v1662;
+  const bool v1664 = v1661 < v1;
+  const bool v1665 = v1663 && v1664;
+  if (v1665) {
+    const float v1666 = v1372.m[0][7].thread_elements()[0];
+    const float v1667 = v1666 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1668 = bfloat(v1667);
+    const uint v1669 = v1659 * v1;
+    const uint v1670 = v1669 + v1661;
+    out[v1670] = v1668;
+  }
+  const uint v1671 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1672 = v530 + v1671;
+  const uint v1673 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1674 = v1364 + v1673;
+  const bool v1675 = v1672 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1676 = v422 && v1675;
+  const bool v1677 = v1674 < v1;
+  const bool v1678 = v1676 && v1677;
+  if (v1678) {
+    const float v1679 = v1372.m[0][7].thread_elements()[1];
+    const float v1680 = v1679 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1681 = bfloat(v1680);
+    const uint v1682 = v1672 * v1;
+    const uint v1683 = v1682 + v1674;
+    out[v1683] = v1681;
+  }
+  const uint v1684 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1685 = v530 + v1684;
+  const uint v1686 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1687 = v1364 + v1686;
+  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1689 = v422 && v1688;
+  const bool v1690 = v1687 < v1;
+  const bool v1691 = v1689 && v1690;
+  if (v1691) {
+    const float v1692 = v1372.m[0][8].thread_elements()[0];
+    const float v1693 = v1692 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1694 = bfloat(v1693);
+    const uint v1695 = v1685 * v1;
+    const uint v1696 = v1695 + v1687;
+    out[v1696] = v1694;
+  }
+  const uint v1697 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1698 = v530 + v1697;
+  const uint v1699 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1700 = v1364 + v1699;
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1702 = v422 && v1701;
+  const bool v1703 = v1700 < v1;
+  const bool v1704 = v1702 && v1703;
+  if (v1704) {
+    const float v1705 = v1372.m[0][8].thread_elements()[1];
+    const float v1706 = v1705 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1707 = bfloat(v1706);
+    const uint v1708 = v1698 * v1;
+    const uint v1709 = v1708 + v1700;
+    out[v1709] = v1707;
+  }
+  const uint v1710 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1711 = v530 + v1710;
+  const uint v1712 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1713 = v1364 + v1712;
+  const bool v1714 = v1711 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1715 = v422 && v1714;
+  const bool v1716 = v1713 < v1;
+  const bool v1717 = v1715 && v1716;
+  if (v1717) {
+    const float v1718 = v1372.m[0][9].thread_elements()[0];
+    const float v1719 = v1718 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1720 = bfloat(v1719);
+    const uint v1721 = v1711 * v1;
+    const uint v1722 = v1721 + v1713;
+    out[v1722] = v1720;
+  }
+  const uint v1723 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1724 = v530 + v1723;
+  const uint v1725 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1726 = v1364 + v1725;
+  const bool v1727 = v1724 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1728 = v422 && v1727;
+  const bool v1729 = v1726 < v1;
+  const bool v1730 = v1728 && v1729;
+  if (v1730) {
+    const float v1731 = v1372.m[0][9].thread_elements()[1];
+    const float v1732 = v1731 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1733 = bfloat(v1732);
+    const uint v1734 = v1724 * v1;
+    const uint v1735 = v1734 + v1726;
+    out[v1735] = v1733;
+  }
+  const uint v1736 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1737 = v530 + v1736;
+  const uint v1738 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1739 = v1364 + v1738;
+  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1741 = v422 && v1740;
+  const bool v1742 = v1739 < v1;
+  const bool v1743 = v1741 && v1742;
+  if (v1743) {
+    const float v1744 = v1372.m[0][10].thread_elements()[0];
+    const float v1745 = v1744 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1746 = bfloat(v1745);
+    const uint v1747 = v1737 * v1;
+    const uint v1748 = v1747 + v1739;
+    out[v1748] = v1746;
+  }
+  const uint v1749 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1750 = v530 + v1749;
+  const uint v1751 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1752 = v1364 + v1751;
+  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1754 = v422 && v1753;
+  const bool v1755 = v1752 < v1;
+  const bool v1756 = v1754 && v1755;
+  if (v1756) {
+    const float v1757 = v1372.m[0][10].thread_elements()[1];
+    const float v1758 = v1757 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1759 = bfloat(v1758);
+    const uint v1760 = v1750 * v1;
+    const uint v1761 = v1760 + v1752;
+    out[v1761] = v1759;
+  }
+  const uint v1762 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1763 = v530 + v1762;
+  const uint v1764 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1765 = v1364 + v1764;
+  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1767 = v422 && v1766;
+  const bool v1768 = v1765 < v1;
+  const bool v1769 = v1767 && v1768;
+  if (v1769) {
+    const float v1770 = v1372.m[0][11].thread_elements()[0];
+    const float v1771 = v1770 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1772 = bfloat(v1771);
+    const uint v1773 = v1763 * v1;
+    const uint v1774 = v1773 + v1765;
+    out[v1774] = v1772;
+  }
+  const uint v1775 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1776 = v530 + v1775;
+  const uint v1777 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1778 = v1364 + v1777;
+  const bool v1779 = v1776 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1780 = v422 && v1779;
+  const bool v1781 = v1778 < v1;
+  const bool v1782 = v1780 && v1781;
+  if (v1782) {
+    const float v1783 = v1372.m[0][11].thread_elements()[1];
+    const float v1784 = v1783 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1785 = bfloat(v1784);
+    const uint v1786 = v1776 * v1;
+    const uint v1787 = v1786 + v1778;
+    out[v1787] = v1785;
+  }
+  const uint v1788 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1789 = v530 + v1788;
+  const uint v1790 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1791 = v1364 + v1790;
+  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1793 = v422 && v1792;
+  const bool v1794 = v1791 < v1;
+  const bool v1795 = v1793 && v1794;
+  if (v1795) {
+    const float v1796 = v1372.m[0][12].thread_elements()[0];
+    const float v1797 = v1796 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1798 = bfloat(v1797);
+    const uint v1799 = v1789 * v1;
+    const uint v1800 = v1799 + v1791;
+    out[v1800] = v1798;
+  }
+  const uint v1801 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1802 = v530 + v1801;
+  const uint v1803 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1804 = v1364 + v1803;
+  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1806 = v422 && v1805;
+  const bool v1807 = v1804 < v1;
+  const bool v1808 = v1806 && v1807;
+  if (v1808) {
+    const float v1809 = v1372.m[0][12].thread_elements()[1];
+    const float v1810 = v1809 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1811 = bfloat(v1810);
+    const uint v1812 = v1802 * v1;
+    const uint v1813 = v1812 + v1804;
+    out[v1813] = v1811;
+  }
+  const uint v1814 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1815 = v530 + v1814;
+  const uint v1816 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1817 = v1364 + v1816;
+  const bool v1818 = v1815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1819 = v422 && v1818;
+  const bool v1820 = v1817 < v1;
+  const bool v1821 = v1819 && v1820;
+  if (v1821) {
+    const float v1822 = v1372.m[0][13].thread_elements()[0];
+    const float v1823 = v1822 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1824 = bfloat(v1823);
+    const uint v1825 = v1815 * v1;
+    const uint v1826 = v1825 + v1817;
+    out[v1826] = v1824;
+  }
+  const uint v1827 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1828 = v530 + v1827;
+  const uint v1829 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1830 = v1364 + v1829;
+  const bool v1831 = v1828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1832 = v422 && v1831;
+  const bool v1833 = v1830 < v1;
+  const bool v1834 = v1832 && v1833;
+  if (v1834) {
+    const float v1835 = v1372.m[0][13].thread_elements()[1];
+    const float v1836 = v1835 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1837 = bfloat(v1836);
+    const uint v1838 = v1828 * v1;
+    const uint v1839 = v1838 + v1830;
+    out[v1839] = v1837;
+  }
+  const uint v1840 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1841 = v530 + v1840;
+  const uint v1842 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1843 = v1364 + v1842;
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1845 = v422 && v1844;
+  const bool v1846 = v1843 < v1;
+  const bool v1847 = v1845 && v1846;
+  if (v1847) {
+    const float v1848 = v1372.m[0][14].thread_elements()[0];
+    const float v1849 = v1848 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1850 = bfloat(v1849);
+    const uint v1851 = v1841 * v1;
+    const uint v1852 = v1851 + v1843;
+    out[v1852] = v1850;
+  }
+  const uint v1853 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1854 = v530 + v1853;
+  const uint v1855 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1856 = v1364 + v1855;
+  const bool v1857 = v1854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1858 = v422 && v1857;
+  const bool v1859 = v1856 < v1;
+  const bool v1860 = v1858 && v1859;
+  if (v1860) {
+    const float v1861 = v1372.m[0][14].thread_elements()[1];
+    const float v1862 = v1861 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1863 = bfloat(v1862);
+    const uint v1864 = v1854 * v1;
+    const uint v1865 = v1864 + v1856;
+    out[v1865] = v1863;
+  }
+  const uint v1866 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1867 = v530 + v1866;
+  const uint v1868 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1869 = v1364 + v1868;
+  const bool v1870 = v1867 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1871 = v422 && v1870;
+  const bool v1872 = v1869 < v1;
+  const bool v1873 = v1871 && v1872;
+  if (v1873) {
+    const float v1874 = v1372.m[0][15].thread_elements()[0];
+    const float v1875 = v1874 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1876 = bfloat(v1875);
+    const uint v1877 = v1867 * v1;
+    const uint v1878 = v1877 + v1869;
+    out[v1878] = v1876;
+  }
+  const uint v1879 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1880 = v530 + v1879;
+  const uint v1881 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1882 = v1364 + v1881;
+  const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1884 = v422 && v1883;
+  const bool v1885 = v1882 < v1;
+  const bool v1886 = v1884 && v1885;
+  if (v1886) {
+    const float v1887 = v1372.m[0][15].thread_elements()[1];
+    const float v1888 = v1887 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1889 = bfloat(v1888);
+    const uint v1890 = v1880 * v1;
+    const uint v1891 = v1890 + v1882;
+    out[v1891] = v1889;
+  }
+  const uint v1892 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1893 = v530 + v1892;
+  const uint v1894 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1895 = v1364 + v1894;
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1897 = v422 && v1896;
+  const bool v1898 = v1895 < v1;
+  const bool v1899 = v1897 && v1898;
+  if (v1899) {
+    const float v1900 = v1372.m[1][0].thread_elements()[0];
+    const float v1901 = v1900 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1902 = bfloat(v1901);
+    const uint v1903 = v1893 * v1;
+    const uint v1904 = v1903 + v1895;
+    out[v1904] = v1902;
+  }
+  const uint v1905 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1906 = v530 + v1905;
+  const uint v1907 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1908 = v1364 + v1907;
+  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1910 = v422 && v1909;
+  const bool v1911 = v1908 < v1;
+  const bool v1912 = v1910 && v1911;
+  if (v1912) {
+    const float v1913 = v1372.m[1][0].thread_elements()[1];
+    const float v1914 = v1913 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1915 = bfloat(v1914);
+    const uint v1916 = v1906 * v1;
+    const uint v1917 = v1916 + v1908;
+    out[v1917] = v1915;
+  }
+  const uint v1918 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1919 = v530 + v1918;
+  const uint v1920 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1921 = v1364 + v1920;
+  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1923 = v422 && v1922;
+  const bool v1924 = v1921 < v1;
+  const bool v1925 = v1923 && v1924;
+  if (v1925) {
+    const float v1926 = v1372.m[1][1].thread_elements()[0];
+    const float v1927 = v1926 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1928 = bfloat(v1927);
+    const uint v1929 = v1919 * v1;
+    const uint v1930 = v1929 + v1921;
+    out[v1930] = v1928;
+  }
+  const uint v1931 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1932 = v530 + v1931;
+  const uint v1933 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1934 = v1364 + v1933;
+  const bool v1935 = v1932 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1936 = v422 && v1935;
+  const bool v1937 = v1934 < v1;
+  const bool v1938 = v1936 && v1937;
+  if (v1938) {
+    const float v1939 = v1372.m[1][1].thread_elements()[1];
+    const float v1940 = v1939 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1941 = bfloat(v1940);
+    const uint v1942 = v1932 * v1;
+    const uint v1943 = v1942 + v1934;
+    out[v1943] = v1941;
+  }
+  const uint v1944 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1945 = v530 + v1944;
+  const uint v1946 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1947 = v1364 + v1946;
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1949 = v422 && v1948;
+  const bool v1950 = v1947 < v1;
+  const bool v1951 = v1949 && v1950;
+  if (v1951) {
+    const float v1952 = v1372.m[1][2].thread_elements()[0];
+    const float v1953 = v1952 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1954 = bfloat(v1953);
+    const uint v1955 = v1945 * v1;
+    const uint v1956 = v1955 + v1947;
+    out[v1956] = v1954;
+  }
+  const uint v1957 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1958 = v530 + v1957;
+  const uint v1959 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1960 = v1364 + v1959;
+  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1962 = v422 && v1961;
+  const bool v1963 = v1960 < v1;
+  const bool v1964 = v1962 && v1963;
+  if (v1964) {
+    const float v1965 = v1372.m[1][2].thread_elements()[1];
+    const float v1966 = v1965 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1967 = bfloat(v1966);
+    const uint v1968 = v1958 * v1;
+    const uint v1969 = v1968 + v1960;
+    out[v1969] = v1967;
+  }
+  const uint v1970 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1971 = v530 + v1970;
+  const uint v1972 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1973 = v1364 + v1972;
+  const bool v1974 = v1971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1975 = v422 && v1974;
+  const bool v1976 = v1973 < v1;
+  const bool v1977 = v1975 && v1976;
+  if (v1977) {
+    const float v1978 = v1372.m[1][3].thread_elements()[0];
+    const float v1979 = v1978 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1980 = bfloat(v1979);
+    const uint v1981 = v1971 * v1;
+    const uint v1982 = v1981 + v1973;
+    out[v1982] = v1980;
+  }
+  const uint v1983 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1984 = v530 + v1983;
+  const uint v1985 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1986 = v1364 + v1985;
+  const bool v1987 = v1984 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v1988 = v422 && v1987;
+  const bool v1989 = v1986 < v1;
+  const bool v1990 = v1988 && v1989;
+  if (v1990) {
+    const float v1991 = v1372.m[1][3].thread_elements()[1];
+    const float v1992 = v1991 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1993 = bfloat(v1992);
+    const uint v1994 = v1984 * v1;
+    const uint v1995 = v1994 + v1986;
+    out[v1995] = v1993;
+  }
+  const uint v1996 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v1997 = v530 + v1996;
+  const uint v1998 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1999 = v1364 + v1998;
+  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2001 = v422 && v2000;
+  const bool v2002 = v1999 < v1;
+  const bool v2003 = v2001 && v2002;
+  if (v2003) {
+    const float v2004 = v1372.m[1][4].thread_elements()[0];
+    const float v2005 = v2004 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2006 = bfloat(v2005);
+    const uint v2007 = v1997 * v1;
+    const uint v2008 = v2007 + v1999;
+    out[v2008] = v2006;
+  }
+  const uint v2009 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2010 = v530 + v2009;
+  const uint v2011 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2012 = v1364 + v2011;
+  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2014 = v422 && v2013;
+  const bool v2015 = v2012 < v1;
+  const bool v2016 = v2014 && v2015;
+  if (v2016) {
+    const float v2017 = v1372.m[1][4].thread_elements()[1];
+    const float v2018 = v2017 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2019 = bfloat(v2018);
+    const uint v2020 = v2010 * v1;
+    const uint v2021 = v2020 + v2012;
+    out[v2021] = v2019;
+  }
+  const uint v2022 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2023 = v530 + v2022;
+  const uint v2024 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2025 = v1364 + v2024;
+  const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2027 = v422 && v2026;
+  const bool v2028 = v2025 < v1;
+  const bool v2029 = v2027 && v2028;
+  if (v2029) {
+    const float v2030 = v1372.m[1][5].thread_elements()[0];
+    const float v2031 = v2030 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2032 = bfloat(v2031);
+    const uint v2033 = v2023 * v1;
+    const uint v2034 = v2033 + v2025;
+    out[v2034] = v2032;
+  }
+  const uint v2035 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2036 = v530 + v2035;
+  const uint v2037 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2038 = v1364 + v2037;
+  const bool v2039 = v2036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2040 = v422 && v2039;
+  const bool v2041 = v2038 < v1;
+  const bool v2042 = v2040 && v2041;
+  if (v2042) {
+    const float v2043 = v1372.m[1][5].thread_elements()[1];
+    const float v2044 = v2043 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2045 = bfloat(v2044);
+    const uint v2046 = v2036 * v1;
+    const uint v2047 = v2046 + v2038;
+    out[v2047] = v2045;
+  }
+  const uint v2048 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2049 = v530 + v2048;
+  const uint v2050 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2051 = v1364 + v2050;
+  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2053 = v422 && v2052;
+  const bool v2054 = v2051 < v1;
+  const bool v2055 = v2053 && v2054;
+  if (v2055) {
+    const float v2056 = v1372.m[1][6].thread_elements()[0];
+    const float v2057 = v2056 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2058 = bfloat(v2057);
+    const uint v2059 = v2049 * v1;
+    const uint v2060 = v2059 + v2051;
+    out[v2060] = v2058;
+  }
+  const uint v2061 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2062 = v530 + v2061;
+  const uint v2063 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2064 = v1364 + v2063;
+  const bool v2065 = v2062 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2066 = v422 && v2065;
+  const bool v2067 = v2064 < v1;
+  const bool v2068 = v2066 && v2067;
+  if (v2068) {
+    const float v2069 = v1372.m[1][6].thread_elements()[1];
+    const float v2070 = v2069 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2071 = bfloat(v2070);
+    const uint v2072 = v2062 * v1;
+    const uint v2073 = v2072 + v2064;
+    out[v2073] = v2071;
+  }
+  const uint v2074 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2075 = v530 + v2074;
+  const uint v2076 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2077 = v1364 + v2076;
+  const bool v2078 = v2075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2079 = v422 && v2078;
+  const bool v2080 = v2077 < v1;
+  const bool v2081 = v2079 && v2080;
+  if (v2081) {
+    const float v2082 = v1372.m[1][7].thread_elements()[0];
+    const float v2083 = v2082 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2084 = bfloat(v2083);
+    const uint v2085 = v2075 * v1;
+    const uint v2086 = v2085 + v2077;
+    out[v2086] = v2084;
+  }
+  const uint v2087 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2088 = v530 + v2087;
+  const uint v2089 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2090 = v1364 + v2089;
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2092 = v422 && v2091;
+  const bool v2093 = v2090 < v1;
+  const bool v2094 = v2092 && v2093;
+  if (v2094) {
+    const float v2095 = v1372.m[1][7].thread_elements()[1];
+    const float v2096 = v2095 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2097 = bfloat(v2096);
+    const uint v2098 = v2088 * v1;
+    const uint v2099 = v2098 + v2090;
+    out[v2099] = v2097;
+  }
+  const uint v2100 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2101 = v530 + v2100;
+  const uint v2102 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2103 = v1364 + v2102;
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2105 = v422 && v2104;
+  const bool v2106 = v2103 < v1;
+  const bool v2107 = v2105 && v2106;
+  if (v2107) {
+    const float v2108 = v1372.m[1][8].thread_elements()[0];
+    const float v2109 = v2108 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2110 = bfloat(v2109);
+    const uint v2111 = v2101 * v1;
+    const uint v2112 = v2111 + v2103;
+    out[v2112] = v2110;
+  }
+  const uint v2113 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2114 = v530 + v2113;
+  const uint v2115 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2116 = v1364 + v2115;
+  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2118 = v422 && v2117;
+  const bool v2119 = v2116 < v1;
+  const bool v2120 = v2118 && v2119;
+  if (v2120) {
+    const float v2121 = v1372.m[1][8].thread_elements()[1];
+    const float v2122 = v2121 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2123 = bfloat(v2122);
+    const uint v2124 = v2114 * v1;
+    const uint v2125 = v2124 + v2116;
+    out[v2125] = v2123;
+  }
+  const uint v2126 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2127 = v530 + v2126;
+  const uint v2128 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2129 = v1364 + v2128;
+  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2131 = v422 && v2130;
+  const bool v2132 = v2129 < v1;
+  const bool v2133 = v2131 && v2132;
+  if (v2133) {
+    const float v2134 = v1372.m[1][9].thread_elements()[0];
+    const float v2135 = v2134 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2136 = bfloat(v2135);
+    const uint v2137 = v2127 * v1;
+    const uint v2138 = v2137 + v2129;
+    out[v2138] = v2136;
+  }
+  const uint v2139 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2140 = v530 + v2139;
+  const uint v2141 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2142 = v1364 + v2141;
+  const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2144 = v422 && v2143;
+  const bool v2145 = v2142 < v1;
+  const bool v2146 = v2144 && v2145;
+  if (v2146) {
+    const float v2147 = v1372.m[1][9].thread_elements()[1];
+    const float v2148 = v2147 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2149 = bfloat(v2148);
+    const uint v2150 = v2140 * v1;
+    const uint v2151 = v2150 + v2142;
+    out[v2151] = v2149;
+  }
+  const uint v2152 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2153 = v530 + v2152;
+  const uint v2154 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2155 = v1364 + v2154;
+  const bool v2156 = v2153 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2157 = v422 && v2156;
+  const bool v2158 = v2155 < v1;
+  const bool v2159 = v2157 && v2158;
+  if (v2159) {
+    const float v2160 = v1372.m[1][10].thread_elements()[0];
+    const float v2161 = v2160 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2162 = bfloat(v2161);
+    const uint v2163 = v2153 * v1;
+    const uint v2164 = v2163 + v2155;
+    out[v2164] = v2162;
+  }
+  const uint v2165 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2166 = v530 + v2165;
+  const uint v2167 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2168 = v1364 + v2167;
+  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2170 = v422 && v2169;
+  const bool v2171 = v2168 < v1;
+  const bool v2172 = v2170 && v2171;
+  if (v2172) {
+    const float v2173 = v1372.m[1][10].thread_elements()[1];
+    const float v2174 = v2173 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2175 = bfloat(v2174);
+    const uint v2176 = v2166 * v1;
+    const uint v2177 = v2176 + v2168;
+    out[v2177] = v2175;
+  }
+  const uint v2178 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2179 = v530 + v2178;
+  const uint v2180 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2181 = v1364 + v2180;
+  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2183 = v422 && v2182;
+  const bool v2184 = v2181 < v1;
+  const bool v2185 = v2183 && v2184;
+  if (v2185) {
+    const float v2186 = v1372.m[1][11].thread_elements()[0];
+    const float v2187 = v2186 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2188 = bfloat(v2187);
+    const uint v2189 = v2179 * v1;
+    const uint v2190 = v2189 + v2181;
+    out[v2190] = v2188;
+  }
+  const uint v2191 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2192 = v530 + v2191;
+  const uint v2193 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2194 = v1364 + v2193;
+  const bool v2195 = v2192 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2196 = v422 && v2195;
+  const bool v2197 = v2194 < v1;
+  const bool v2198 = v2196 && v2197;
+  if (v2198) {
+    const float v2199 = v1372.m[1][11].thread_elements()[1];
+    const float v2200 = v2199 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2201 = bfloat(v2200);
+    const uint v2202 = v2192 * v1;
+    const uint v2203 = v2202 + v2194;
+    out[v2203] = v2201;
+  }
+  const uint v2204 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2205 = v530 + v2204;
+  const uint v2206 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2207 = v1364 + v2206;
+  const bool v2208 = v2205 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2209 = v422 && v2208;
+  const bool v2210 = v2207 < v1;
+  const bool v2211 = v2209 && v2210;
+  if (v2211) {
+    const float v2212 = v1372.m[1][12].thread_elements()[0];
+    const float v2213 = v2212 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2214 = bfloat(v2213);
+    const uint v2215 = v2205 * v1;
+    const uint v2216 = v2215 + v2207;
+    out[v2216] = v2214;
+  }
+  const uint v2217 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2218 = v530 + v2217;
+  const uint v2219 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2220 = v1364 + v2219;
+  const bool v2221 = v2218 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2222 = v422 && v2221;
+  const bool v2223 = v2220 < v1;
+  const bool v2224 = v2222 && v2223;
+  if (v2224) {
+    const float v2225 = v1372.m[1][12].thread_elements()[1];
+    const float v2226 = v2225 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2227 = bfloat(v2226);
+    const uint v2228 = v2218 * v1;
+    const uint v2229 = v2228 + v2220;
+    out[v2229] = v2227;
+  }
+  const uint v2230 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2231 = v530 + v2230;
+  const uint v2232 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2233 = v1364 + v2232;
+  const bool v2234 = v2231 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2235 = v422 && v2234;
+  const bool v2236 = v2233 < v1;
+  const bool v2237 = v2235 && v2236;
+  if (v2237) {
+    const float v2238 = v1372.m[1][13].thread_elements()[0];
+    const float v2239 = v2238 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2240 = bfloat(v2239);
+    const uint v2241 = v2231 * v1;
+    const uint v2242 = v2241 + v2233;
+    out[v2242] = v2240;
+  }
+  const uint v2243 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2244 = v530 + v2243;
+  const uint v2245 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2246 = v1364 + v2245;
+  const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2248 = v422 && v2247;
+  const bool v2249 = v2246 < v1;
+  const bool v2250 = v2248 && v2249;
+  if (v2250) {
+    const float v2251 = v1372.m[1][13].thread_elements()[1];
+    const float v2252 = v2251 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2253 = bfloat(v2252);
+    const uint v2254 = v2244 * v1;
+    const uint v2255 = v2254 + v2246;
+    out[v2255] = v2253;
+  }
+  const uint v2256 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2257 = v530 + v2256;
+  const uint v2258 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2259 = v1364 + v2258;
+  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2261 = v422 && v2260;
+  const bool v2262 = v2259 < v1;
+  const bool v2263 = v2261 && v2262;
+  if (v2263) {
+    const float v2264 = v1372.m[1][14].thread_elements()[0];
+    const float v2265 = v2264 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2266 = bfloat(v2265);
+    const uint v2267 = v2257 * v1;
+    const uint v2268 = v2267 + v2259;
+    out[v2268] = v2266;
+  }
+  const uint v2269 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2270 = v530 + v2269;
+  const uint v2271 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2272 = v1364 + v2271;
+  const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2274 = v422 && v2273;
+  const bool v2275 = v2272 < v1;
+  const bool v2276 = v2274 && v2275;
+  if (v2276) {
+    const float v2277 = v1372.m[1][14].thread_elements()[1];
+    const float v2278 = v2277 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2279 = bfloat(v2278);
+    const uint v2280 = v2270 * v1;
+    const uint v2281 = v2280 + v2272;
+    out[v2281] = v2279;
+  }
+  const uint v2282 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2283 = v530 + v2282;
+  const uint v2284 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2285 = v1364 + v2284;
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2287 = v422 && v2286;
+  const bool v2288 = v2285 < v1;
+  const bool v2289 = v2287 && v2288;
+  if (v2289) {
+    const float v2290 = v1372.m[1][15].thread_elements()[0];
+    const float v2291 = v2290 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2292 = bfloat(v2291);
+    const uint v2293 = v2283 * v1;
+    const uint v2294 = v2293 + v2285;
+    out[v2294] = v2292;
+  }
+  const uint v2295 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v2296 = v530 + v2295;
+  const uint v2297 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2298 = v1364 + v2297;
+  const bool v2299 = v2296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
+  const bool v2300 = v422 && v2299;
+  const bool v2301 = v2298 < v1;
+  const bool v2302 = v2300 && v2301;
+  if (v2302) {
+    const float v2303 = v1372.m[1][15].thread_elements()[1];
+    const float v2304 = v2303 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2305 = bfloat(v2304);
+    const uint v2306 = v2296 * v1;
+    const uint v2307 = v2306 + v2298;
+    out[v2307] = v2305;
   }
 }

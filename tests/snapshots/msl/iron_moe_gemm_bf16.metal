@@ -159,15 +159,15 @@ kernel void iron_moe_gemm_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const uint v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const uint v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const uint v271 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:505
+    const uint v271 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:506
     const bool v272 = v271 < 8u;
-    const uint v275 = v271 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
+    const uint v275 = v271 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:424
     iron_frag<float, 16, 128> v277;
     iron_frag_fill(v277, float(0.0f));
     const uint v280 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
     const bool v281 = v280 == 0u;
-    if (v281) {  // kernels/gemm/gemm_warpgroup.hpp:528
-      const uint v2976 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:383
+    if (v281) {  // kernels/gemm/gemm_warpgroup.hpp:529
+      const uint v2976 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:384
       const uint v2978 = v271 << 5u;
       const uint v2979 = v2978 + v2976;
       const uint v2983 = v2979 >> 3u;
@@ -194,12 +194,12 @@ kernel void iron_moe_gemm_bf16(
       const bool v3084 = v3082 < v80;
       const uint v3087 = v3082 * v3;
 
-      for (uint v2967 = 0u; v2967 < v3; v2967 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:529
+      for (uint v2967 = 0u; v2967 < v3; v2967 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:530
         const uint v2969 = v2967 >> 6u;
         const uint v2971 = v2969 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v2973 = v2971 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
-        const uint v2989 = v2967 + v2987;  // kernels/gemm/gemm_warpgroup.hpp:383
+        const uint v2973 = v2971 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:533
+        const uint v2989 = v2967 + v2987;  // kernels/gemm/gemm_warpgroup.hpp:384
         const bool v2991 = v2989 < v3;
         const bool v2992 = v2990 && v2991;
         const uint v2995 = v2993 + v2989;
@@ -269,11 +269,11 @@ kernel void iron_moe_gemm_bf16(
             shm4[v3117 + e] = v3109 ? w[v3113 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:529
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:530
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (v272) {
-          const uint v3126 = v275 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
+          const uint v3126 = v275 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
           const uint v3127 = v3126 << 6u;
           const uint v3128 = v2973 + v3127;
           const uint v3299 = v271 & 3u;
@@ -316,12 +316,12 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_mma(v277, v3339, v3341);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:529
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:530
     } else {
       const uint v310 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
       const uint v311 = iron_tid.x;
 
-      for (uint v308 = 0u; v308 < v3; v308 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
+      for (uint v308 = 0u; v308 < v3; v308 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
         for (uint v313 = v311; v313 < 8192u; v313 += v310) {  // kernels/gemm/gemm_tiles.hpp:105
           const uint v315 = v313 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v317 = v313 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -367,9 +367,9 @@ kernel void iron_moe_gemm_bf16(
             shm4[v361] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
-        if (v272) {  // kernels/gemm/gemm_warpgroup.hpp:520
-          const uint v369 = v275 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:520
+        if (v272) {  // kernels/gemm/gemm_warpgroup.hpp:521
+          const uint v369 = v275 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
           const uint v370 = v369 << 6u;
           const uint v3344 = v271 & 3u;
           const uint v3346 = v3344 << 4u;
@@ -407,19 +407,19 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_load<true>(v3386, shm4, long(48u), long(64u));
           iron_frag_mma(v277, v3384, v3386);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
       }
     }
-    const uint v375 = v271 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
+    const uint v375 = v271 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v376 = v375 << 4u;
     const uint v378 = v275 << 6u;
     const uint v379 = v75 + v378;
     const uint v380 = v379 + v376;
-    const uint v381 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v381 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v382 = v380 + v381;
-    const uint v383 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v383 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v384 = v79 + v383;
-    const bool v385 = v382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v385 = v382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v386 = v272 && v385;
     const bool v387 = v384 < v80;
     const bool v388 = v386 && v387;
@@ -437,11 +437,11 @@ kernel void iron_moe_gemm_bf16(
         out[v397] = v394;
       }
     }
-    const uint v398 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v398 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v399 = v380 + v398;
-    const uint v400 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v400 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v401 = v79 + v400;
-    const bool v402 = v399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v402 = v399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v403 = v272 && v402;
     const bool v404 = v401 < v80;
     const bool v405 = v403 && v404;
@@ -459,11 +459,11 @@ kernel void iron_moe_gemm_bf16(
         out[v414] = v411;
       }
     }
-    const uint v415 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v415 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v416 = v380 + v415;
-    const uint v417 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v417 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v418 = v79 + v417;
-    const bool v419 = v416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v419 = v416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v420 = v272 && v419;
     const bool v421 = v418 < v80;
     const bool v422 = v420 && v421;
@@ -481,11 +481,11 @@ kernel void iron_moe_gemm_bf16(
         out[v431] = v428;
       }
     }
-    const uint v432 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v432 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v433 = v380 + v432;
-    const uint v434 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v434 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v435 = v79 + v434;
-    const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v437 = v272 && v436;
     const bool v438 = v435 < v80;
     const bool v439 = v437 && v438;
@@ -503,11 +503,11 @@ kernel void iron_moe_gemm_bf16(
         out[v448] = v445;
       }
     }
-    const uint v449 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v449 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v450 = v380 + v449;
-    const uint v451 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v451 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v452 = v79 + v451;
-    const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v454 = v272 && v453;
     const bool v455 = v452 < v80;
     const bool v456 = v454 && v455;
@@ -525,11 +525,11 @@ kernel void iron_moe_gemm_bf16(
         out[v465] = v462;
       }
     }
-    const uint v466 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v466 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v467 = v380 + v466;
-    const uint v468 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v468 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v469 = v79 + v468;
-    const bool v470 = v467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v470 = v467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v471 = v272 && v470;
     const bool v472 = v469 < v80;
     const bool v473 = v471 && v472;
@@ -547,11 +547,11 @@ kernel void iron_moe_gemm_bf16(
         out[v482] = v479;
       }
     }
-    const uint v483 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v483 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v484 = v380 + v483;
-    const uint v485 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v485 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v486 = v79 + v485;
-    const bool v487 = v484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v487 = v484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v488 = v272 && v487;
     const bool v489 = v486 < v80;
     const bool v490 = v488 && v489;
@@ -569,11 +569,11 @@ kernel void iron_moe_gemm_bf16(
         out[v499] = v496;
       }
     }
-    const uint v500 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v500 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v501 = v380 + v500;
-    const uint v502 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v502 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v503 = v79 + v502;
-    const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v505 = v272 && v504;
     const bool v506 = v503 < v80;
     const bool v507 = v505 && v506;
@@ -591,11 +591,11 @@ kernel void iron_moe_gemm_bf16(
         out[v516] = v513;
       }
     }
-    const uint v517 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v517 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v518 = v380 + v517;
-    const uint v519 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v519 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v520 = v79 + v519;
-    const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v522 = v272 && v521;
     const bool v523 = v520 < v80;
     const bool v524 = v522 && v523;
@@ -613,11 +613,11 @@ kernel void iron_moe_gemm_bf16(
         out[v533] = v530;
       }
     }
-    const uint v534 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v534 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v535 = v380 + v534;
-    const uint v536 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v536 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v537 = v79 + v536;
-    const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v539 = v272 && v538;
     const bool v540 = v537 < v80;
     const bool v541 = v539 && v540;
@@ -635,11 +635,11 @@ kernel void iron_moe_gemm_bf16(
         out[v550] = v547;
       }
     }
-    const uint v551 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v551 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v552 = v380 + v551;
-    const uint v553 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v553 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v554 = v79 + v553;
-    const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v556 = v272 && v555;
     const bool v557 = v554 < v80;
     const bool v558 = v556 && v557;
@@ -657,11 +657,11 @@ kernel void iron_moe_gemm_bf16(
         out[v567] = v564;
       }
     }
-    const uint v568 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v568 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v569 = v380 + v568;
-    const uint v570 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v570 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v571 = v79 + v570;
-    const bool v572 = v569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v572 = v569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v573 = v272 && v572;
     const bool v574 = v571 < v80;
     const bool v575 = v573 && v574;
@@ -679,11 +679,11 @@ kernel void iron_moe_gemm_bf16(
         out[v584] = v581;
       }
     }
-    const uint v585 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v585 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v586 = v380 + v585;
-    const uint v587 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v587 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v588 = v79 + v587;
-    const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v590 = v272 && v589;
     const bool v591 = v588 < v80;
     const bool v592 = v590 && v591;
@@ -701,11 +701,11 @@ kernel void iron_moe_gemm_bf16(
         out[v601] = v598;
       }
     }
-    const uint v602 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v602 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v603 = v380 + v602;
-    const uint v604 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v604 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v605 = v79 + v604;
-    const bool v606 = v603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v606 = v603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v607 = v272 && v606;
     const bool v608 = v605 < v80;
     const bool v609 = v607 && v608;
@@ -723,11 +723,11 @@ kernel void iron_moe_gemm_bf16(
         out[v618] = v615;
       }
     }
-    const uint v619 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v619 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v620 = v380 + v619;
-    const uint v621 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v621 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v622 = v79 + v621;
-    const bool v623 = v620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v623 = v620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v624 = v272 && v623;
     const bool v625 = v622 < v80;
     const bool v626 = v624 && v625;
@@ -745,11 +745,11 @@ kernel void iron_moe_gemm_bf16(
         out[v635] = v632;
       }
     }
-    const uint v636 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v636 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v637 = v380 + v636;
-    const uint v638 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v638 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v639 = v79 + v638;
-    const bool v640 = v637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v640 = v637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v641 = v272 && v640;
     const bool v642 = v639 < v80;
     const bool v643 = v641 && v642;
@@ -767,11 +767,11 @@ kernel void iron_moe_gemm_bf16(
         out[v652] = v649;
       }
     }
-    const uint v653 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v653 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v654 = v380 + v653;
-    const uint v655 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v655 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v656 = v79 + v655;
-    const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v658 = v272 && v657;
     const bool v659 = v656 < v80;
     const bool v660 = v658 && v659;
@@ -789,11 +789,11 @@ kernel void iron_moe_gemm_bf16(
         out[v669] = v666;
       }
     }
-    const uint v670 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v670 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v671 = v380 + v670;
-    const uint v672 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v672 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v673 = v79 + v672;
-    const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v675 = v272 && v674;
     const bool v676 = v673 < v80;
     const bool v677 = v675 && v676;
@@ -811,11 +811,11 @@ kernel void iron_moe_gemm_bf16(
         out[v686] = v683;
       }
     }
-    const uint v687 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v687 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v688 = v380 + v687;
-    const uint v689 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v689 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v690 = v79 + v689;
-    const bool v691 = v688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v691 = v688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v692 = v272 && v691;
     const bool v693 = v690 < v80;
     const bool v694 = v692 && v693;
@@ -833,11 +833,11 @@ kernel void iron_moe_gemm_bf16(
         out[v703] = v700;
       }
     }
-    const uint v704 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v704 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v705 = v380 + v704;
-    const uint v706 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v706 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v707 = v79 + v706;
-    const bool v708 = v705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v708 = v705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v709 = v272 && v708;
     const bool v710 = v707 < v80;
     const bool v711 = v709 && v710;
@@ -855,11 +855,11 @@ kernel void iron_moe_gemm_bf16(
         out[v720] = v717;
       }
     }
-    const uint v721 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v721 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v722 = v380 + v721;
-    const uint v723 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v723 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v724 = v79 + v723;
-    const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v726 = v272 && v725;
     const bool v727 = v724 < v80;
     const bool v728 = v726 && v727;
@@ -877,11 +877,11 @@ kernel void iron_moe_gemm_bf16(
         out[v737] = v734;
       }
     }
-    const uint v738 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v738 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v739 = v380 + v738;
-    const uint v740 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v740 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v741 = v79 + v740;
-    const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v743 = v272 && v742;
     const bool v744 = v741 < v80;
     const bool v745 = v743 && v744;
@@ -899,11 +899,11 @@ kernel void iron_moe_gemm_bf16(
         out[v754] = v751;
       }
     }
-    const uint v755 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v755 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v756 = v380 + v755;
-    const uint v757 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v757 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v758 = v79 + v757;
-    const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v760 = v272 && v759;
     const bool v761 = v758 < v80;
     const bool v762 = v760 && v761;
@@ -921,11 +921,11 @@ kernel void iron_moe_gemm_bf16(
         out[v771] = v768;
       }
     }
-    const uint v772 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v772 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v773 = v380 + v772;
-    const uint v774 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v774 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v775 = v79 + v774;
-    const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v777 = v272 && v776;
     const bool v778 = v775 < v80;
     const bool v779 = v777 && v778;
@@ -943,11 +943,11 @@ kernel void iron_moe_gemm_bf16(
         out[v788] = v785;
       }
     }
-    const uint v789 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v789 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v790 = v380 + v789;
-    const uint v791 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v791 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v792 = v79 + v791;
-    const bool v793 = v790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v793 = v790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v794 = v272 && v793;
     const bool v795 = v792 < v80;
     const bool v796 = v794 && v795;
@@ -965,11 +965,11 @@ kernel void iron_moe_gemm_bf16(
         out[v805] = v802;
       }
     }
-    const uint v806 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v806 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v807 = v380 + v806;
-    const uint v808 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v808 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v809 = v79 + v808;
-    const bool v810 = v807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v810 = v807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v811 = v272 && v810;
     const bool v812 = v809 < v80;
     const bool v813 = v811 && v812;
@@ -987,11 +987,11 @@ kernel void iron_moe_gemm_bf16(
         out[v822] = v819;
       }
     }
-    const uint v823 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v823 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v824 = v380 + v823;
-    const uint v825 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v825 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v826 = v79 + v825;
-    const bool v827 = v824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v827 = v824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v828 = v272 && v827;
     const bool v829 = v826 < v80;
     const bool v830 = v828 && v829;
@@ -1009,11 +1009,11 @@ kernel void iron_moe_gemm_bf16(
         out[v839] = v836;
       }
     }
-    const uint v840 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v840 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v841 = v380 + v840;
-    const uint v842 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v842 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v843 = v79 + v842;
-    const bool v844 = v841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v844 = v841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v845 = v272 && v844;
     const bool v846 = v843 < v80;
     const bool v847 = v845 && v846;
@@ -1031,11 +1031,11 @@ kernel void iron_moe_gemm_bf16(
         out[v856] = v853;
       }
     }
-    const uint v857 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v857 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v858 = v380 + v857;
-    const uint v859 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v859 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v860 = v79 + v859;
-    const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v862 = v272 && v861;
     const bool v863 = v860 < v80;
     const bool v864 = v862 && v863;
@@ -1053,11 +1053,11 @@ kernel void iron_moe_gemm_bf16(
         out[v873] = v870;
       }
     }
-    const uint v874 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v874 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v875 = v380 + v874;
-    const uint v876 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v876 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v877 = v79 + v876;
-    const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v879 = v272 && v878;
     const bool v880 = v877 < v80;
     const bool v881 = v879 && v880;
@@ -1075,11 +1075,11 @@ kernel void iron_moe_gemm_bf16(
         out[v890] = v887;
       }
     }
-    const uint v891 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v891 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v892 = v380 + v891;
-    const uint v893 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v893 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v894 = v79 + v893;
-    const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v896 = v272 && v895;
     const bool v897 = v894 < v80;
     const bool v898 = v896 && v897;
@@ -1097,11 +1097,11 @@ kernel void iron_moe_gemm_bf16(
         out[v907] = v904;
       }
     }
-    const uint v908 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v908 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v909 = v380 + v908;
-    const uint v910 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v910 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v911 = v79 + v910;
-    const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v913 = v272 && v912;
     const bool v914 = v911 < v80;
     const bool v915 = v913 && v914;
@@ -1119,11 +1119,11 @@ kernel void iron_moe_gemm_bf16(
         out[v924] = v921;
       }
     }
-    const uint v925 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v925 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v926 = v380 + v925;
-    const uint v927 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v927 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v928 = v79 + v927;
-    const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v930 = v272 && v929;
     const bool v931 = v928 < v80;
     const bool v932 = v930 && v931;
@@ -1141,11 +1141,11 @@ kernel void iron_moe_gemm_bf16(
         out[v941] = v938;
       }
     }
-    const uint v942 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v942 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v943 = v380 + v942;
-    const uint v944 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v944 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v945 = v79 + v944;
-    const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v947 = v272 && v946;
     const bool v948 = v945 < v80;
     const bool v949 = v947 && v948;
@@ -1163,11 +1163,11 @@ kernel void iron_moe_gemm_bf16(
         out[v958] = v955;
       }
     }
-    const uint v959 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v959 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v960 = v380 + v959;
-    const uint v961 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v961 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v962 = v79 + v961;
-    const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v964 = v272 && v963;
     const bool v965 = v962 < v80;
     const bool v966 = v964 && v965;
@@ -1185,11 +1185,11 @@ kernel void iron_moe_gemm_bf16(
         out[v975] = v972;
       }
     }
-    const uint v976 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v976 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v977 = v380 + v976;
-    const uint v978 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v978 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v979 = v79 + v978;
-    const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v981 = v272 && v980;
     const bool v982 = v979 < v80;
     const bool v983 = v981 && v982;
@@ -1207,11 +1207,11 @@ kernel void iron_moe_gemm_bf16(
         out[v992] = v989;
       }
     }
-    const uint v993 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v993 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v994 = v380 + v993;
-    const uint v995 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v995 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v996 = v79 + v995;
-    const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v998 = v272 && v997;
     const bool v999 = v996 < v80;
     const bool v1000 = v998 && v999;
@@ -1229,11 +1229,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1009] = v1006;
       }
     }
-    const uint v1010 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1010 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1011 = v380 + v1010;
-    const uint v1012 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1012 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1013 = v79 + v1012;
-    const bool v1014 = v1011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1014 = v1011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1015 = v272 && v1014;
     const bool v1016 = v1013 < v80;
     const bool v1017 = v1015 && v1016;
@@ -1251,11 +1251,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1026] = v1023;
       }
     }
-    const uint v1027 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1027 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1028 = v380 + v1027;
-    const uint v1029 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1029 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1030 = v79 + v1029;
-    const bool v1031 = v1028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1031 = v1028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1032 = v272 && v1031;
     const bool v1033 = v1030 < v80;
     const bool v1034 = v1032 && v1033;
@@ -1273,11 +1273,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1043] = v1040;
       }
     }
-    const uint v1044 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1044 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1045 = v380 + v1044;
-    const uint v1046 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1046 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1047 = v79 + v1046;
-    const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1049 = v272 && v1048;
     const bool v1050 = v1047 < v80;
     const bool v1051 = v1049 && v1050;
@@ -1295,11 +1295,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1060] = v1057;
       }
     }
-    const uint v1061 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1061 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1062 = v380 + v1061;
-    const uint v1063 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1063 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1064 = v79 + v1063;
-    const bool v1065 = v1062 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1065 = v1062 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1066 = v272 && v1065;
     const bool v1067 = v1064 < v80;
     const bool v1068 = v1066 && v1067;
@@ -1317,11 +1317,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1077] = v1074;
       }
     }
-    const uint v1078 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1078 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1079 = v380 + v1078;
-    const uint v1080 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1080 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1081 = v79 + v1080;
-    const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1083 = v272 && v1082;
     const bool v1084 = v1081 < v80;
     const bool v1085 = v1083 && v1084;
@@ -1339,11 +1339,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1094] = v1091;
       }
     }
-    const uint v1095 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1095 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1096 = v380 + v1095;
-    const uint v1097 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1097 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1098 = v79 + v1097;
-    const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1100 = v272 && v1099;
     const bool v1101 = v1098 < v80;
     const bool v1102 = v1100 && v1101;
@@ -1361,11 +1361,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1111] = v1108;
       }
     }
-    const uint v1112 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1112 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1113 = v380 + v1112;
-    const uint v1114 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1114 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1115 = v79 + v1114;
-    const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1117 = v272 && v1116;
     const bool v1118 = v1115 < v80;
     const bool v1119 = v1117 && v1118;
@@ -1383,11 +1383,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1128] = v1125;
       }
     }
-    const uint v1129 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1129 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1130 = v380 + v1129;
-    const uint v1131 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1131 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1132 = v79 + v1131;
-    const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1134 = v272 && v1133;
     const bool v1135 = v1132 < v80;
     const bool v1136 = v1134 && v1135;
@@ -1405,11 +1405,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1145] = v1142;
       }
     }
-    const uint v1146 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1146 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1147 = v380 + v1146;
-    const uint v1148 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1148 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1149 = v79 + v1148;
-    const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1151 = v272 && v1150;
     const bool v1152 = v1149 < v80;
     const bool v1153 = v1151 && v1152;
@@ -1427,11 +1427,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1162] = v1159;
       }
     }
-    const uint v1163 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1163 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1164 = v380 + v1163;
-    const uint v1165 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1165 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1166 = v79 + v1165;
-    const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1168 = v272 && v1167;
     const bool v1169 = v1166 < v80;
     const bool v1170 = v1168 && v1169;
@@ -1449,11 +1449,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1179] = v1176;
       }
     }
-    const uint v1180 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1180 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1181 = v380 + v1180;
-    const uint v1182 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1182 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1183 = v79 + v1182;
-    const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1185 = v272 && v1184;
     const bool v1186 = v1183 < v80;
     const bool v1187 = v1185 && v1186;
@@ -1471,11 +1471,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1196] = v1193;
       }
     }
-    const uint v1197 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1197 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1198 = v380 + v1197;
-    const uint v1199 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1199 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1200 = v79 + v1199;
-    const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1202 = v272 && v1201;
     const bool v1203 = v1200 < v80;
     const bool v1204 = v1202 && v1203;
@@ -1493,11 +1493,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1213] = v1210;
       }
     }
-    const uint v1214 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1214 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1215 = v380 + v1214;
-    const uint v1216 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1216 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1217 = v79 + v1216;
-    const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1219 = v272 && v1218;
     const bool v1220 = v1217 < v80;
     const bool v1221 = v1219 && v1220;
@@ -1515,11 +1515,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1230] = v1227;
       }
     }
-    const uint v1231 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1231 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1232 = v380 + v1231;
-    const uint v1233 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1233 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1234 = v79 + v1233;
-    const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1236 = v272 && v1235;
     const bool v1237 = v1234 < v80;
     const bool v1238 = v1236 && v1237;
@@ -1537,11 +1537,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1247] = v1244;
       }
     }
-    const uint v1248 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1248 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1249 = v380 + v1248;
-    const uint v1250 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1250 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1251 = v79 + v1250;
-    const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1253 = v272 && v1252;
     const bool v1254 = v1251 < v80;
     const bool v1255 = v1253 && v1254;
@@ -1559,11 +1559,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1264] = v1261;
       }
     }
-    const uint v1265 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1265 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1266 = v380 + v1265;
-    const uint v1267 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1267 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1268 = v79 + v1267;
-    const bool v1269 = v1266 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1269 = v1266 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1270 = v272 && v1269;
     const bool v1271 = v1268 < v80;
     const bool v1272 = v1270 && v1271;
@@ -1581,11 +1581,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1281] = v1278;
       }
     }
-    const uint v1282 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1282 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1283 = v380 + v1282;
-    const uint v1284 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1284 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1285 = v79 + v1284;
-    const bool v1286 = v1283 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1286 = v1283 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1287 = v272 && v1286;
     const bool v1288 = v1285 < v80;
     const bool v1289 = v1287 && v1288;
@@ -1603,11 +1603,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1298] = v1295;
       }
     }
-    const uint v1299 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1299 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1300 = v380 + v1299;
-    const uint v1301 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1301 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1302 = v79 + v1301;
-    const bool v1303 = v1300 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1303 = v1300 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1304 = v272 && v1303;
     const bool v1305 = v1302 < v80;
     const bool v1306 = v1304 && v1305;
@@ -1625,11 +1625,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1315] = v1312;
       }
     }
-    const uint v1316 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1316 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1317 = v380 + v1316;
-    const uint v1318 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1318 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1319 = v79 + v1318;
-    const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1321 = v272 && v1320;
     const bool v1322 = v1319 < v80;
     const bool v1323 = v1321 && v1322;
@@ -1647,11 +1647,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1332] = v1329;
       }
     }
-    const uint v1333 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1333 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1334 = v380 + v1333;
-    const uint v1335 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1335 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1336 = v79 + v1335;
-    const bool v1337 = v1334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1337 = v1334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1338 = v272 && v1337;
     const bool v1339 = v1336 < v80;
     const bool v1340 = v1338 && v1339;
@@ -1669,11 +1669,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1349] = v1346;
       }
     }
-    const uint v1350 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1350 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1351 = v380 + v1350;
-    const uint v1352 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1352 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1353 = v79 + v1352;
-    const bool v1354 = v1351 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1354 = v1351 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1355 = v272 && v1354;
     const bool v1356 = v1353 < v80;
     const bool v1357 = v1355 && v1356;
@@ -1691,11 +1691,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1366] = v1363;
       }
     }
-    const uint v1367 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1367 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1368 = v380 + v1367;
-    const uint v1369 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1369 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1370 = v79 + v1369;
-    const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1372 = v272 && v1371;
     const bool v1373 = v1370 < v80;
     const bool v1374 = v1372 && v1373;
@@ -1713,11 +1713,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1383] = v1380;
       }
     }
-    const uint v1384 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1384 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1385 = v380 + v1384;
-    const uint v1386 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1386 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1387 = v79 + v1386;
-    const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1389 = v272 && v1388;
     const bool v1390 = v1387 < v80;
     const bool v1391 = v1389 && v1390;
@@ -1735,11 +1735,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1400] = v1397;
       }
     }
-    const uint v1401 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1401 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1402 = v380 + v1401;
-    const uint v1403 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1403 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1404 = v79 + v1403;
-    const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1406 = v272 && v1405;
     const bool v1407 = v1404 < v80;
     const bool v1408 = v1406 && v1407;
@@ -1757,11 +1757,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1417] = v1414;
       }
     }
-    const uint v1418 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1418 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1419 = v380 + v1418;
-    const uint v1420 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1420 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1421 = v79 + v1420;
-    const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1423 = v272 && v1422;
     const bool v1424 = v1421 < v80;
     const bool v1425 = v1423 && v1424;
@@ -1779,11 +1779,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1434] = v1431;
       }
     }
-    const uint v1435 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1435 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1436 = v380 + v1435;
-    const uint v1437 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1437 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1438 = v79 + v1437;
-    const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1440 = v272 && v1439;
     const bool v1441 = v1438 < v80;
     const bool v1442 = v1440 && v1441;
@@ -1801,11 +1801,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1451] = v1448;
       }
     }
-    const uint v1452 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1452 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1453 = v380 + v1452;
-    const uint v1454 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1454 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1455 = v79 + v1454;
-    const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1457 = v272 && v1456;
     const bool v1458 = v1455 < v80;
     const bool v1459 = v1457 && v1458;
@@ -1823,11 +1823,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1468] = v1465;
       }
     }
-    const uint v1470 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
-    iron_frag<float, 16, 128> v1478;  // kernels/gemm/gemm_warpgroup.hpp:423
+    const uint v1470 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:620
+    iron_frag<float, 16, 128> v1478;  // kernels/gemm/gemm_warpgroup.hpp:424
     iron_frag_fill(v1478, float(0.0f));
-    if (v281) {  // kernels/gemm/gemm_warpgroup.hpp:528
-      const uint v3141 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:383
+    if (v281) {  // kernels/gemm/gemm_warpgroup.hpp:529
+      const uint v3141 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:384
       const uint v3143 = v271 << 5u;
       const uint v3144 = v3143 + v3141;
       const uint v3148 = v3144 >> 3u;
@@ -1854,12 +1854,12 @@ kernel void iron_moe_gemm_bf16(
       const bool v3249 = v3247 < v80;
       const uint v3252 = v3247 * v3;
 
-      for (uint v3132 = 0u; v3132 < v3; v3132 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:529
+      for (uint v3132 = 0u; v3132 < v3; v3132 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:530
         const uint v3134 = v3132 >> 6u;
         const uint v3136 = v3134 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3138 = v3136 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
-        const uint v3154 = v3132 + v3152;  // kernels/gemm/gemm_warpgroup.hpp:383
+        const uint v3138 = v3136 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:533
+        const uint v3154 = v3132 + v3152;  // kernels/gemm/gemm_warpgroup.hpp:384
         const bool v3156 = v3154 < v3;
         const bool v3157 = v3155 && v3156;
         const uint v3160 = v3158 + v3154;
@@ -1929,11 +1929,11 @@ kernel void iron_moe_gemm_bf16(
             shm4[v3282 + e] = v3274 ? w[v3278 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:529
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:530
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (v272) {
-          const uint v3292 = v378 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
+          const uint v3292 = v378 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
           const uint v3293 = v3138 + v3292;
           const uint v3393 = v376 << 6u;
           const uint v3395 = v3293 + v3393;
@@ -1973,12 +1973,12 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_mma(v1478, v3429, v3431);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:529
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:530
     } else {
       const uint v1511 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
       const uint v1512 = iron_tid.x;
 
-      for (uint v1509 = 0u; v1509 < v3; v1509 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
+      for (uint v1509 = 0u; v1509 < v3; v1509 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
         for (uint v1514 = v1512; v1514 < 8192u; v1514 += v1511) {  // kernels/gemm/gemm_tiles.hpp:105
           const uint v1516 = v1514 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v1518 = v1514 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -2024,9 +2024,9 @@ kernel void iron_moe_gemm_bf16(
             shm4[v1562] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
-        if (v272) {  // kernels/gemm/gemm_warpgroup.hpp:520
-          const uint v1571 = v378 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:520
+        if (v272) {  // kernels/gemm/gemm_warpgroup.hpp:521
+          const uint v1571 = v378 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
           const uint v3438 = v376 << 6u;
           const uint v3440 = v1571 + v3438;
           iron_frag<bfloat, 16, 16> v3447;
@@ -2061,14 +2061,14 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_load<true>(v3476, shm4, long(48u), long(64u));
           iron_frag_mma(v1478, v3474, v3476);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
       }
     }
-    const uint v1582 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1582 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1583 = v380 + v1582;
-    const uint v1584 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1584 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1585 = v1470 + v1584;
-    const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1587 = v272 && v1586;
     const bool v1588 = v1585 < v80;
     const bool v1589 = v1587 && v1588;
@@ -2086,11 +2086,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1598] = v1595;
       }
     }
-    const uint v1599 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1599 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1600 = v380 + v1599;
-    const uint v1601 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1601 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1602 = v1470 + v1601;
-    const bool v1603 = v1600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1603 = v1600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1604 = v272 && v1603;
     const bool v1605 = v1602 < v80;
     const bool v1606 = v1604 && v1605;
@@ -2108,11 +2108,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1615] = v1612;
       }
     }
-    const uint v1616 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1616 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1617 = v380 + v1616;
-    const uint v1618 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1618 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1619 = v1470 + v1618;
-    const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1621 = v272 && v1620;
     const bool v1622 = v1619 < v80;
     const bool v1623 = v1621 && v1622;
@@ -2130,11 +2130,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1632] = v1629;
       }
     }
-    const uint v1633 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1633 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1634 = v380 + v1633;
-    const uint v1635 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1635 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1636 = v1470 + v1635;
-    const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1638 = v272 && v1637;
     const bool v1639 = v1636 < v80;
     const bool v1640 = v1638 && v1639;
@@ -2152,11 +2152,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1649] = v1646;
       }
     }
-    const uint v1650 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1650 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1651 = v380 + v1650;
-    const uint v1652 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1652 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1653 = v1470 + v1652;
-    const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1655 = v272 && v1654;
     const bool v1656 = v1653 < v80;
     const bool v1657 = v1655 && v1656;
@@ -2174,11 +2174,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1666] = v1663;
       }
     }
-    const uint v1667 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1667 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1668 = v380 + v1667;
-    const uint v1669 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1669 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1670 = v1470 + v1669;
-    const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1672 = v272 && v1671;
     const bool v1673 = v1670 < v80;
     const bool v1674 = v1672 && v1673;
@@ -2196,11 +2196,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1683] = v1680;
       }
     }
-    const uint v1684 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1684 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1685 = v380 + v1684;
-    const uint v1686 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1686 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1687 = v1470 + v1686;
-    const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1689 = v272 && v1688;
     const bool v1690 = v1687 < v80;
     const bool v1691 = v1689 && v1690;
@@ -2218,11 +2218,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1700] = v1697;
       }
     }
-    const uint v1701 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1701 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1702 = v380 + v1701;
-    const uint v1703 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1703 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1704 = v1470 + v1703;
-    const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1706 = v272 && v1705;
     const bool v1707 = v1704 < v80;
     const bool v1708 = v1706 && v1707;
@@ -2240,11 +2240,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1717] = v1714;
       }
     }
-    const uint v1718 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1718 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1719 = v380 + v1718;
-    const uint v1720 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1720 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1721 = v1470 + v1720;
-    const bool v1722 = v1719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1722 = v1719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1723 = v272 && v1722;
     const bool v1724 = v1721 < v80;
     const bool v1725 = v1723 && v1724;
@@ -2262,11 +2262,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1734] = v1731;
       }
     }
-    const uint v1735 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1735 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1736 = v380 + v1735;
-    const uint v1737 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1737 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1738 = v1470 + v1737;
-    const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1740 = v272 && v1739;
     const bool v1741 = v1738 < v80;
     const bool v1742 = v1740 && v1741;
@@ -2284,11 +2284,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1751] = v1748;
       }
     }
-    const uint v1752 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1752 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1753 = v380 + v1752;
-    const uint v1754 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1754 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1755 = v1470 + v1754;
-    const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1757 = v272 && v1756;
     const bool v1758 = v1755 < v80;
     const bool v1759 = v1757 && v1758;
@@ -2306,11 +2306,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1768] = v1765;
       }
     }
-    const uint v1769 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1769 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1770 = v380 + v1769;
-    const uint v1771 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1771 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1772 = v1470 + v1771;
-    const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1774 = v272 && v1773;
     const bool v1775 = v1772 < v80;
     const bool v1776 = v1774 && v1775;
@@ -2328,11 +2328,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1785] = v1782;
       }
     }
-    const uint v1786 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1786 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1787 = v380 + v1786;
-    const uint v1788 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1788 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1789 = v1470 + v1788;
-    const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1791 = v272 && v1790;
     const bool v1792 = v1789 < v80;
     const bool v1793 = v1791 && v1792;
@@ -2350,11 +2350,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1802] = v1799;
       }
     }
-    const uint v1803 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1803 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1804 = v380 + v1803;
-    const uint v1805 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1805 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1806 = v1470 + v1805;
-    const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1808 = v272 && v1807;
     const bool v1809 = v1806 < v80;
     const bool v1810 = v1808 && v1809;
@@ -2372,11 +2372,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1819] = v1816;
       }
     }
-    const uint v1820 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1820 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1821 = v380 + v1820;
-    const uint v1822 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1822 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1823 = v1470 + v1822;
-    const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1825 = v272 && v1824;
     const bool v1826 = v1823 < v80;
     const bool v1827 = v1825 && v1826;
@@ -2394,11 +2394,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1836] = v1833;
       }
     }
-    const uint v1837 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1837 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1838 = v380 + v1837;
-    const uint v1839 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1839 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1840 = v1470 + v1839;
-    const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1842 = v272 && v1841;
     const bool v1843 = v1840 < v80;
     const bool v1844 = v1842 && v1843;
@@ -2416,11 +2416,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1853] = v1850;
       }
     }
-    const uint v1854 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1854 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1855 = v380 + v1854;
-    const uint v1856 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1856 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1857 = v1470 + v1856;
-    const bool v1858 = v1855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1858 = v1855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1859 = v272 && v1858;
     const bool v1860 = v1857 < v80;
     const bool v1861 = v1859 && v1860;
@@ -2438,11 +2438,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1870] = v1867;
       }
     }
-    const uint v1871 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1871 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1872 = v380 + v1871;
-    const uint v1873 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1873 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1874 = v1470 + v1873;
-    const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1876 = v272 && v1875;
     const bool v1877 = v1874 < v80;
     const bool v1878 = v1876 && v1877;
@@ -2460,11 +2460,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1887] = v1884;
       }
     }
-    const uint v1888 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1888 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1889 = v380 + v1888;
-    const uint v1890 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1890 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1891 = v1470 + v1890;
-    const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1893 = v272 && v1892;
     const bool v1894 = v1891 < v80;
     const bool v1895 = v1893 && v1894;
@@ -2482,11 +2482,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1904] = v1901;
       }
     }
-    const uint v1905 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1905 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1906 = v380 + v1905;
-    const uint v1907 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1907 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1908 = v1470 + v1907;
-    const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1910 = v272 && v1909;
     const bool v1911 = v1908 < v80;
     const bool v1912 = v1910 && v1911;
@@ -2504,11 +2504,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1921] = v1918;
       }
     }
-    const uint v1922 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1922 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1923 = v380 + v1922;
-    const uint v1924 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1924 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1925 = v1470 + v1924;
-    const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1927 = v272 && v1926;
     const bool v1928 = v1925 < v80;
     const bool v1929 = v1927 && v1928;
@@ -2526,11 +2526,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1938] = v1935;
       }
     }
-    const uint v1939 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1939 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1940 = v380 + v1939;
-    const uint v1941 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1941 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1942 = v1470 + v1941;
-    const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1944 = v272 && v1943;
     const bool v1945 = v1942 < v80;
     const bool v1946 = v1944 && v1945;
@@ -2548,11 +2548,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1955] = v1952;
       }
     }
-    const uint v1956 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1956 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1957 = v380 + v1956;
-    const uint v1958 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1958 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1959 = v1470 + v1958;
-    const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1961 = v272 && v1960;
     const bool v1962 = v1959 < v80;
     const bool v1963 = v1961 && v1962;
@@ -2570,11 +2570,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1972] = v1969;
       }
     }
-    const uint v1973 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1973 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1974 = v380 + v1973;
-    const uint v1975 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1975 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1976 = v1470 + v1975;
-    const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1978 = v272 && v1977;
     const bool v1979 = v1976 < v80;
     const bool v1980 = v1978 && v1979;
@@ -2592,11 +2592,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1989] = v1986;
       }
     }
-    const uint v1990 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1990 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1991 = v380 + v1990;
-    const uint v1992 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1992 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1993 = v1470 + v1992;
-    const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1995 = v272 && v1994;
     const bool v1996 = v1993 < v80;
     const bool v1997 = v1995 && v1996;
@@ -2614,11 +2614,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2006] = v2003;
       }
     }
-    const uint v2007 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2007 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2008 = v380 + v2007;
-    const uint v2009 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2009 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2010 = v1470 + v2009;
-    const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2012 = v272 && v2011;
     const bool v2013 = v2010 < v80;
     const bool v2014 = v2012 && v2013;
@@ -2636,11 +2636,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2023] = v2020;
       }
     }
-    const uint v2024 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2024 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2025 = v380 + v2024;
-    const uint v2026 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2026 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2027 = v1470 + v2026;
-    const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2029 = v272 && v2028;
     const bool v2030 = v2027 < v80;
     const bool v2031 = v2029 && v2030;
@@ -2658,11 +2658,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2040] = v2037;
       }
     }
-    const uint v2041 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2041 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2042 = v380 + v2041;
-    const uint v2043 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2043 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2044 = v1470 + v2043;
-    const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2046 = v272 && v2045;
     const bool v2047 = v2044 < v80;
     const bool v2048 = v2046 && v2047;
@@ -2680,11 +2680,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2057] = v2054;
       }
     }
-    const uint v2058 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2058 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2059 = v380 + v2058;
-    const uint v2060 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2060 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2061 = v1470 + v2060;
-    const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2063 = v272 && v2062;
     const bool v2064 = v2061 < v80;
     const bool v2065 = v2063 && v2064;
@@ -2702,11 +2702,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2074] = v2071;
       }
     }
-    const uint v2075 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2075 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2076 = v380 + v2075;
-    const uint v2077 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2077 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2078 = v1470 + v2077;
-    const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2080 = v272 && v2079;
     const bool v2081 = v2078 < v80;
     const bool v2082 = v2080 && v2081;
@@ -2724,11 +2724,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2091] = v2088;
       }
     }
-    const uint v2092 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2092 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2093 = v380 + v2092;
-    const uint v2094 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2094 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2095 = v1470 + v2094;
-    const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2097 = v272 && v2096;
     const bool v2098 = v2095 < v80;
     const bool v2099 = v2097 && v2098;
@@ -2746,11 +2746,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2108] = v2105;
       }
     }
-    const uint v2109 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2109 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2110 = v380 + v2109;
-    const uint v2111 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2111 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2112 = v1470 + v2111;
-    const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2114 = v272 && v2113;
     const bool v2115 = v2112 < v80;
     const bool v2116 = v2114 && v2115;
@@ -2768,11 +2768,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2125] = v2122;
       }
     }
-    const uint v2126 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2126 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2127 = v380 + v2126;
-    const uint v2128 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2128 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2129 = v1470 + v2128;
-    const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2131 = v272 && v2130;
     const bool v2132 = v2129 < v80;
     const bool v2133 = v2131 && v2132;
@@ -2790,11 +2790,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2142] = v2139;
       }
     }
-    const uint v2143 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2143 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2144 = v380 + v2143;
-    const uint v2145 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2145 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2146 = v1470 + v2145;
-    const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2148 = v272 && v2147;
     const bool v2149 = v2146 < v80;
     const bool v2150 = v2148 && v2149;
@@ -2812,11 +2812,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2159] = v2156;
       }
     }
-    const uint v2160 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2160 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2161 = v380 + v2160;
-    const uint v2162 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2162 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2163 = v1470 + v2162;
-    const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2165 = v272 && v2164;
     const bool v2166 = v2163 < v80;
     const bool v2167 = v2165 && v2166;
@@ -2834,11 +2834,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2176] = v2173;
       }
     }
-    const uint v2177 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2177 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2178 = v380 + v2177;
-    const uint v2179 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2179 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2180 = v1470 + v2179;
-    const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2182 = v272 && v2181;
     const bool v2183 = v2180 < v80;
     const bool v2184 = v2182 && v2183;
@@ -2856,11 +2856,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2193] = v2190;
       }
     }
-    const uint v2194 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2194 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2195 = v380 + v2194;
-    const uint v2196 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2196 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2197 = v1470 + v2196;
-    const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2199 = v272 && v2198;
     const bool v2200 = v2197 < v80;
     const bool v2201 = v2199 && v2200;
@@ -2878,11 +2878,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2210] = v2207;
       }
     }
-    const uint v2211 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2211 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2212 = v380 + v2211;
-    const uint v2213 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2213 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2214 = v1470 + v2213;
-    const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2216 = v272 && v2215;
     const bool v2217 = v2214 < v80;
     const bool v2218 = v2216 && v2217;
@@ -2900,11 +2900,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2227] = v2224;
       }
     }
-    const uint v2228 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2228 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2229 = v380 + v2228;
-    const uint v2230 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2230 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2231 = v1470 + v2230;
-    const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2233 = v272 && v2232;
     const bool v2234 = v2231 < v80;
     const bool v2235 = v2233 && v2234;
@@ -2922,11 +2922,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2244] = v2241;
       }
     }
-    const uint v2245 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2245 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2246 = v380 + v2245;
-    const uint v2247 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2247 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2248 = v1470 + v2247;
-    const bool v2249 = v2246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2249 = v2246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2250 = v272 && v2249;
     const bool v2251 = v2248 < v80;
     const bool v2252 = v2250 && v2251;
@@ -2944,11 +2944,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2261] = v2258;
       }
     }
-    const uint v2262 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2262 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2263 = v380 + v2262;
-    const uint v2264 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2264 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2265 = v1470 + v2264;
-    const bool v2266 = v2263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2266 = v2263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2267 = v272 && v2266;
     const bool v2268 = v2265 < v80;
     const bool v2269 = v2267 && v2268;
@@ -2966,11 +2966,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2278] = v2275;
       }
     }
-    const uint v2279 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2279 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2280 = v380 + v2279;
-    const uint v2281 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2281 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2282 = v1470 + v2281;
-    const bool v2283 = v2280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2283 = v2280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2284 = v272 && v2283;
     const bool v2285 = v2282 < v80;
     const bool v2286 = v2284 && v2285;
@@ -2988,11 +2988,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2295] = v2292;
       }
     }
-    const uint v2296 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2296 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2297 = v380 + v2296;
-    const uint v2298 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2298 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2299 = v1470 + v2298;
-    const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2301 = v272 && v2300;
     const bool v2302 = v2299 < v80;
     const bool v2303 = v2301 && v2302;
@@ -3010,11 +3010,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2312] = v2309;
       }
     }
-    const uint v2313 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2313 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2314 = v380 + v2313;
-    const uint v2315 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2315 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2316 = v1470 + v2315;
-    const bool v2317 = v2314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2317 = v2314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2318 = v272 && v2317;
     const bool v2319 = v2316 < v80;
     const bool v2320 = v2318 && v2319;
@@ -3032,11 +3032,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2329] = v2326;
       }
     }
-    const uint v2330 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2330 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2331 = v380 + v2330;
-    const uint v2332 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2332 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2333 = v1470 + v2332;
-    const bool v2334 = v2331 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2334 = v2331 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2335 = v272 && v2334;
     const bool v2336 = v2333 < v80;
     const bool v2337 = v2335 && v2336;
@@ -3054,11 +3054,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2346] = v2343;
       }
     }
-    const uint v2347 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2347 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2348 = v380 + v2347;
-    const uint v2349 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2349 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2350 = v1470 + v2349;
-    const bool v2351 = v2348 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2351 = v2348 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2352 = v272 && v2351;
     const bool v2353 = v2350 < v80;
     const bool v2354 = v2352 && v2353;
@@ -3076,11 +3076,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2363] = v2360;
       }
     }
-    const uint v2364 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2364 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2365 = v380 + v2364;
-    const uint v2366 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2366 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2367 = v1470 + v2366;
-    const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2369 = v272 && v2368;
     const bool v2370 = v2367 < v80;
     const bool v2371 = v2369 && v2370;
@@ -3098,11 +3098,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2380] = v2377;
       }
     }
-    const uint v2381 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2381 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2382 = v380 + v2381;
-    const uint v2383 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2383 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2384 = v1470 + v2383;
-    const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2386 = v272 && v2385;
     const bool v2387 = v2384 < v80;
     const bool v2388 = v2386 && v2387;
@@ -3120,11 +3120,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2397] = v2394;
       }
     }
-    const uint v2398 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2398 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2399 = v380 + v2398;
-    const uint v2400 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2400 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2401 = v1470 + v2400;
-    const bool v2402 = v2399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2402 = v2399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2403 = v272 && v2402;
     const bool v2404 = v2401 < v80;
     const bool v2405 = v2403 && v2404;
@@ -3142,11 +3142,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2414] = v2411;
       }
     }
-    const uint v2415 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2415 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2416 = v380 + v2415;
-    const uint v2417 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2417 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2418 = v1470 + v2417;
-    const bool v2419 = v2416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2419 = v2416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2420 = v272 && v2419;
     const bool v2421 = v2418 < v80;
     const bool v2422 = v2420 && v2421;
@@ -3164,11 +3164,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2431] = v2428;
       }
     }
-    const uint v2432 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2432 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2433 = v380 + v2432;
-    const uint v2434 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2434 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2435 = v1470 + v2434;
-    const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2437 = v272 && v2436;
     const bool v2438 = v2435 < v80;
     const bool v2439 = v2437 && v2438;
@@ -3186,11 +3186,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2448] = v2445;
       }
     }
-    const uint v2449 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2449 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2450 = v380 + v2449;
-    const uint v2451 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2451 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2452 = v1470 + v2451;
-    const bool v2453 = v2450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2453 = v2450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2454 = v272 && v2453;
     const bool v2455 = v2452 < v80;
     const bool v2456 = v2454 && v2455;
@@ -3208,11 +3208,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2465] = v2462;
       }
     }
-    const uint v2466 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2466 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2467 = v380 + v2466;
-    const uint v2468 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2468 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2469 = v1470 + v2468;
-    const bool v2470 = v2467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2470 = v2467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2471 = v272 && v2470;
     const bool v2472 = v2469 < v80;
     const bool v2473 = v2471 && v2472;
@@ -3230,11 +3230,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2482] = v2479;
       }
     }
-    const uint v2483 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2483 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2484 = v380 + v2483;
-    const uint v2485 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2485 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2486 = v1470 + v2485;
-    const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2488 = v272 && v2487;
     const bool v2489 = v2486 < v80;
     const bool v2490 = v2488 && v2489;
@@ -3252,11 +3252,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2499] = v2496;
       }
     }
-    const uint v2500 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2500 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2501 = v380 + v2500;
-    const uint v2502 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2502 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2503 = v1470 + v2502;
-    const bool v2504 = v2501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2504 = v2501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2505 = v272 && v2504;
     const bool v2506 = v2503 < v80;
     const bool v2507 = v2505 && v2506;
@@ -3274,11 +3274,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2516] = v2513;
       }
     }
-    const uint v2517 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2517 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2518 = v380 + v2517;
-    const uint v2519 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2519 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2520 = v1470 + v2519;
-    const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2522 = v272 && v2521;
     const bool v2523 = v2520 < v80;
     const bool v2524 = v2522 && v2523;
@@ -3296,11 +3296,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2533] = v2530;
       }
     }
-    const uint v2534 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2534 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2535 = v380 + v2534;
-    const uint v2536 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2536 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2537 = v1470 + v2536;
-    const bool v2538 = v2535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2538 = v2535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2539 = v272 && v2538;
     const bool v2540 = v2537 < v80;
     const bool v2541 = v2539 && v2540;
@@ -3318,11 +3318,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2550] = v2547;
       }
     }
-    const uint v2551 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2551 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2552 = v380 + v2551;
-    const uint v2553 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2553 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2554 = v1470 + v2553;
-    const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2556 = v272 && v2555;
     const bool v2557 = v2554 < v80;
     const bool v2558 = v2556 && v2557;
@@ -3340,11 +3340,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2567] = v2564;
       }
     }
-    const uint v2568 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2568 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2569 = v380 + v2568;
-    const uint v2570 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2570 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2571 = v1470 + v2570;
-    const bool v2572 = v2569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2572 = v2569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2573 = v272 && v2572;
     const bool v2574 = v2571 < v80;
     const bool v2575 = v2573 && v2574;
@@ -3362,11 +3362,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2584] = v2581;
       }
     }
-    const uint v2585 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2585 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2586 = v380 + v2585;
-    const uint v2587 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2587 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2588 = v1470 + v2587;
-    const bool v2589 = v2586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2589 = v2586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2590 = v272 && v2589;
     const bool v2591 = v2588 < v80;
     const bool v2592 = v2590 && v2591;
@@ -3384,11 +3384,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2601] = v2598;
       }
     }
-    const uint v2602 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2602 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2603 = v380 + v2602;
-    const uint v2604 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2604 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2605 = v1470 + v2604;
-    const bool v2606 = v2603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2606 = v2603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2607 = v272 && v2606;
     const bool v2608 = v2605 < v80;
     const bool v2609 = v2607 && v2608;
@@ -3406,11 +3406,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2618] = v2615;
       }
     }
-    const uint v2619 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2619 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2620 = v380 + v2619;
-    const uint v2621 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2621 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2622 = v1470 + v2621;
-    const bool v2623 = v2620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2623 = v2620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2624 = v272 && v2623;
     const bool v2625 = v2622 < v80;
     const bool v2626 = v2624 && v2625;
@@ -3428,11 +3428,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2635] = v2632;
       }
     }
-    const uint v2636 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2636 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2637 = v380 + v2636;
-    const uint v2638 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2638 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2639 = v1470 + v2638;
-    const bool v2640 = v2637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2640 = v2637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2641 = v272 && v2640;
     const bool v2642 = v2639 < v80;
     const bool v2643 = v2641 && v2642;
@@ -3450,11 +3450,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2652] = v2649;
       }
     }
-    const uint v2653 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2653 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2654 = v380 + v2653;
-    const uint v2655 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2655 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2656 = v1470 + v2655;
-    const bool v2657 = v2654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2657 = v2654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2658 = v272 && v2657;
     const bool v2659 = v2656 < v80;
     const bool v2660 = v2658 && v2659;

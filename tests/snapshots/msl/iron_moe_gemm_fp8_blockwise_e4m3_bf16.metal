@@ -208,9 +208,9 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
     const uint v86 = v85 >> 7u;
     const uint v87 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:243
     const uint v88 = v1 * v2;
-    const uint v1307 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:505
+    const uint v1307 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:506
     const bool v1308 = v1307 < 4u;
-    const uint v1311 = v1307 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
+    const uint v1311 = v1307 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:424
     iron_frag<float, 16, 128> v1313;
     iron_frag_fill(v1313, float(0.0f));
     iron_frag<float, 16, 128> v1315;  // /usr/include/c++/12/bits/stl_construct.h:119
@@ -218,7 +218,7 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
     const uint v1320 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
     const uint v1321 = iron_tid.x;
 
-    for (uint v1318 = 0u; v1318 < v3; v1318 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
+    for (uint v1318 = 0u; v1318 < v3; v1318 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:516
       for (uint v1323 = v1321; v1323 < 4096u; v1323 += v1320) {  // kernels/gemm/gemm_tiles.hpp:105
         const uint v1325 = v1323 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
         const uint v1327 = v1323 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -266,9 +266,9 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           shm4[v1373] = half(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
-      if (v1308) {  // kernels/gemm/gemm_warpgroup.hpp:520
-        const uint v1381 = v1311 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:520
+      if (v1308) {  // kernels/gemm/gemm_warpgroup.hpp:521
+        const uint v1381 = v1311 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:467
         const uint v1382 = v1381 << 6u;
         const uint v3019 = v1307 & 3u;
         const uint v3021 = v3019 << 4u;
@@ -305,46 +305,46 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         iron_frag_fill(v3061, half(half(0.0f)));
         iron_frag_load<true>(v3061, shm4, long(48u), long(64u));
         iron_frag_mma(v1315, v3059, v3061);
-        const uint v1387 = v1318 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:471
+        const uint v1387 = v1318 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:472
         const uint v1388 = v1387 & 127u;
         const bool v1389 = v1388 == 0u;
         const bool v1392 = v1387 >= v3;
         const bool v1393 = v1389 || v1392;
         if (v1393) {
-          const uint v1395 = v1318 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:473
-          const uint v1403 = v75 + v1381;  // kernels/gemm/gemm_warpgroup.hpp:437
+          const uint v1395 = v1318 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:474
+          const uint v1403 = v75 + v1381;  // kernels/gemm/gemm_warpgroup.hpp:438
           const uint v1404 = v1403 + v3021;
-          iron_frag<float, 16, 8> v1406;  // kernels/gemm/gemm_warpgroup.hpp:438
+          iron_frag<float, 16, 8> v1406;  // kernels/gemm/gemm_warpgroup.hpp:439
           iron_frag_fill(v1406, float(0.0f));
-          const uint v1408 = iron_frag_coord<8>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:439
-          const uint v1411 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:440
+          const uint v1408 = iron_frag_coord<8>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:440
+          const uint v1411 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:441
           const uint v1412 = v1404 + v1408;
           const uint v1413 = min(v1412, v1411);
           const uint v1414 = v1413 * v86;  // kernels/moe/grouped_gemm.cpp:209
           const uint v1415 = v1414 + v1395;
           const float v1416 = scale_x[v1415];
-          v1406.m[0][0].thread_elements()[0] = v1416;  // kernels/gemm/gemm_warpgroup.hpp:439
+          v1406.m[0][0].thread_elements()[0] = v1416;  // kernels/gemm/gemm_warpgroup.hpp:440
           const uint v1418 = iron_frag_coord<8>(1u, iron_lane, false);
-          const uint v1422 = v1404 + v1418;  // kernels/gemm/gemm_warpgroup.hpp:440
+          const uint v1422 = v1404 + v1418;  // kernels/gemm/gemm_warpgroup.hpp:441
           const uint v1423 = min(v1422, v1411);
           const uint v1424 = v1423 * v86;  // kernels/moe/grouped_gemm.cpp:209
           const uint v1425 = v1424 + v1395;
           const float v1426 = scale_x[v1425];
-          v1406.m[0][0].thread_elements()[1] = v1426;  // kernels/gemm/gemm_warpgroup.hpp:439
+          v1406.m[0][0].thread_elements()[1] = v1426;  // kernels/gemm/gemm_warpgroup.hpp:440
           const uint v1428 = iron_frag_coord<8>(2u, iron_lane, false);
-          const uint v1432 = v1404 + v1428;  // kernels/gemm/gemm_warpgroup.hpp:440
+          const uint v1432 = v1404 + v1428;  // kernels/gemm/gemm_warpgroup.hpp:441
           const uint v1433 = min(v1432, v1411);
           const uint v1434 = v1433 * v86;  // kernels/moe/grouped_gemm.cpp:209
           const uint v1435 = v1434 + v1395;
           const float v1436 = scale_x[v1435];
-          v1406.m[1][0].thread_elements()[0] = v1436;  // kernels/gemm/gemm_warpgroup.hpp:439
+          v1406.m[1][0].thread_elements()[0] = v1436;  // kernels/gemm/gemm_warpgroup.hpp:440
           const uint v1438 = iron_frag_coord<8>(3u, iron_lane, false);
-          const uint v1442 = v1404 + v1438;  // kernels/gemm/gemm_warpgroup.hpp:440
+          const uint v1442 = v1404 + v1438;  // kernels/gemm/gemm_warpgroup.hpp:441
           const uint v1443 = min(v1442, v1411);
           const uint v1444 = v1443 * v86;  // kernels/moe/grouped_gemm.cpp:209
           const uint v1445 = v1444 + v1395;
           const float v1446 = scale_x[v1445];
-          v1406.m[1][0].thread_elements()[1] = v1446;  // kernels/gemm/gemm_warpgroup.hpp:439
+          v1406.m[1][0].thread_elements()[1] = v1446;  // kernels/gemm/gemm_warpgroup.hpp:440
           const uint v1448 = v87 - v78;  // kernels/moe/grouped_gemm.cpp:212
           const uint v1449 = v1448 >> 7u;
           const uint v1450 = v74 * v82;
@@ -352,532 +352,532 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v1452 = v1451 * v86;  // kernels/moe/grouped_gemm.cpp:213
           const uint v1453 = v1452 + v1395;
           const float v1454 = scale_w[v1453];
-          const float v1455 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          const float v1455 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1456 = v1455 * v1454;
-          const float v1457 = v1315.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1457 = v1315.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1458 = v1457 * v1456;
           const float v1459 = v1313.m[0][0].thread_elements()[0];
           const float v1460 = v1459 + v1458;
           v1313.m[0][0].thread_elements()[0] = v1460;
-          v1315.m[0][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1462 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1462 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1463 = v1462 * v1454;
-          const float v1464 = v1315.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1464 = v1315.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1465 = v1464 * v1463;
           const float v1466 = v1313.m[0][0].thread_elements()[1];
           const float v1467 = v1466 + v1465;
           v1313.m[0][0].thread_elements()[1] = v1467;
-          v1315.m[0][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1469 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1469 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1470 = v1469 * v1454;
-          const float v1471 = v1315.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1471 = v1315.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1472 = v1471 * v1470;
           const float v1473 = v1313.m[0][1].thread_elements()[0];
           const float v1474 = v1473 + v1472;
           v1313.m[0][1].thread_elements()[0] = v1474;
-          v1315.m[0][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1476 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1476 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1477 = v1476 * v1454;
-          const float v1478 = v1315.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1478 = v1315.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1479 = v1478 * v1477;
           const float v1480 = v1313.m[0][1].thread_elements()[1];
           const float v1481 = v1480 + v1479;
           v1313.m[0][1].thread_elements()[1] = v1481;
-          v1315.m[0][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1483 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1483 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1484 = v1483 * v1454;
-          const float v1485 = v1315.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1485 = v1315.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1486 = v1485 * v1484;
           const float v1487 = v1313.m[0][2].thread_elements()[0];
           const float v1488 = v1487 + v1486;
           v1313.m[0][2].thread_elements()[0] = v1488;
-          v1315.m[0][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1490 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1490 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1491 = v1490 * v1454;
-          const float v1492 = v1315.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1492 = v1315.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1493 = v1492 * v1491;
           const float v1494 = v1313.m[0][2].thread_elements()[1];
           const float v1495 = v1494 + v1493;
           v1313.m[0][2].thread_elements()[1] = v1495;
-          v1315.m[0][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1497 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1497 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1498 = v1497 * v1454;
-          const float v1499 = v1315.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1499 = v1315.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1500 = v1499 * v1498;
           const float v1501 = v1313.m[0][3].thread_elements()[0];
           const float v1502 = v1501 + v1500;
           v1313.m[0][3].thread_elements()[0] = v1502;
-          v1315.m[0][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1504 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1504 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1505 = v1504 * v1454;
-          const float v1506 = v1315.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1506 = v1315.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1507 = v1506 * v1505;
           const float v1508 = v1313.m[0][3].thread_elements()[1];
           const float v1509 = v1508 + v1507;
           v1313.m[0][3].thread_elements()[1] = v1509;
-          v1315.m[0][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1511 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1511 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1512 = v1511 * v1454;
-          const float v1513 = v1315.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1513 = v1315.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1514 = v1513 * v1512;
           const float v1515 = v1313.m[0][4].thread_elements()[0];
           const float v1516 = v1515 + v1514;
           v1313.m[0][4].thread_elements()[0] = v1516;
-          v1315.m[0][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1518 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1518 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1519 = v1518 * v1454;
-          const float v1520 = v1315.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1520 = v1315.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1521 = v1520 * v1519;
           const float v1522 = v1313.m[0][4].thread_elements()[1];
           const float v1523 = v1522 + v1521;
           v1313.m[0][4].thread_elements()[1] = v1523;
-          v1315.m[0][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1525 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1525 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1526 = v1525 * v1454;
-          const float v1527 = v1315.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1527 = v1315.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1528 = v1527 * v1526;
           const float v1529 = v1313.m[0][5].thread_elements()[0];
           const float v1530 = v1529 + v1528;
           v1313.m[0][5].thread_elements()[0] = v1530;
-          v1315.m[0][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1532 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1532 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1533 = v1532 * v1454;
-          const float v1534 = v1315.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1534 = v1315.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1535 = v1534 * v1533;
           const float v1536 = v1313.m[0][5].thread_elements()[1];
           const float v1537 = v1536 + v1535;
           v1313.m[0][5].thread_elements()[1] = v1537;
-          v1315.m[0][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1539 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1539 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1540 = v1539 * v1454;
-          const float v1541 = v1315.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1541 = v1315.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1542 = v1541 * v1540;
           const float v1543 = v1313.m[0][6].thread_elements()[0];
           const float v1544 = v1543 + v1542;
           v1313.m[0][6].thread_elements()[0] = v1544;
-          v1315.m[0][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1546 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1546 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1547 = v1546 * v1454;
-          const float v1548 = v1315.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1548 = v1315.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1549 = v1548 * v1547;
           const float v1550 = v1313.m[0][6].thread_elements()[1];
           const float v1551 = v1550 + v1549;
           v1313.m[0][6].thread_elements()[1] = v1551;
-          v1315.m[0][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1553 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1553 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1554 = v1553 * v1454;
-          const float v1555 = v1315.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1555 = v1315.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1556 = v1555 * v1554;
           const float v1557 = v1313.m[0][7].thread_elements()[0];
           const float v1558 = v1557 + v1556;
           v1313.m[0][7].thread_elements()[0] = v1558;
-          v1315.m[0][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1560 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1560 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1561 = v1560 * v1454;
-          const float v1562 = v1315.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1562 = v1315.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1563 = v1562 * v1561;
           const float v1564 = v1313.m[0][7].thread_elements()[1];
           const float v1565 = v1564 + v1563;
           v1313.m[0][7].thread_elements()[1] = v1565;
-          v1315.m[0][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1567 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1567 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1568 = v1567 * v1454;
-          const float v1569 = v1315.m[0][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1569 = v1315.m[0][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1570 = v1569 * v1568;
           const float v1571 = v1313.m[0][8].thread_elements()[0];
           const float v1572 = v1571 + v1570;
           v1313.m[0][8].thread_elements()[0] = v1572;
-          v1315.m[0][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1574 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1574 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1575 = v1574 * v1454;
-          const float v1576 = v1315.m[0][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1576 = v1315.m[0][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1577 = v1576 * v1575;
           const float v1578 = v1313.m[0][8].thread_elements()[1];
           const float v1579 = v1578 + v1577;
           v1313.m[0][8].thread_elements()[1] = v1579;
-          v1315.m[0][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1581 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1581 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1582 = v1581 * v1454;
-          const float v1583 = v1315.m[0][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1583 = v1315.m[0][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1584 = v1583 * v1582;
           const float v1585 = v1313.m[0][9].thread_elements()[0];
           const float v1586 = v1585 + v1584;
           v1313.m[0][9].thread_elements()[0] = v1586;
-          v1315.m[0][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1588 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1588 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1589 = v1588 * v1454;
-          const float v1590 = v1315.m[0][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1590 = v1315.m[0][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1591 = v1590 * v1589;
           const float v1592 = v1313.m[0][9].thread_elements()[1];
           const float v1593 = v1592 + v1591;
           v1313.m[0][9].thread_elements()[1] = v1593;
-          v1315.m[0][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1595 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1595 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1596 = v1595 * v1454;
-          const float v1597 = v1315.m[0][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1597 = v1315.m[0][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1598 = v1597 * v1596;
           const float v1599 = v1313.m[0][10].thread_elements()[0];
           const float v1600 = v1599 + v1598;
           v1313.m[0][10].thread_elements()[0] = v1600;
-          v1315.m[0][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1602 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1602 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1603 = v1602 * v1454;
-          const float v1604 = v1315.m[0][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1604 = v1315.m[0][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1605 = v1604 * v1603;
           const float v1606 = v1313.m[0][10].thread_elements()[1];
           const float v1607 = v1606 + v1605;
           v1313.m[0][10].thread_elements()[1] = v1607;
-          v1315.m[0][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1609 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1609 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1610 = v1609 * v1454;
-          const float v1611 = v1315.m[0][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1611 = v1315.m[0][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1612 = v1611 * v1610;
           const float v1613 = v1313.m[0][11].thread_elements()[0];
           const float v1614 = v1613 + v1612;
           v1313.m[0][11].thread_elements()[0] = v1614;
-          v1315.m[0][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1616 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1616 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1617 = v1616 * v1454;
-          const float v1618 = v1315.m[0][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1618 = v1315.m[0][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1619 = v1618 * v1617;
           const float v1620 = v1313.m[0][11].thread_elements()[1];
           const float v1621 = v1620 + v1619;
           v1313.m[0][11].thread_elements()[1] = v1621;
-          v1315.m[0][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1623 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1623 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1624 = v1623 * v1454;
-          const float v1625 = v1315.m[0][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1625 = v1315.m[0][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1626 = v1625 * v1624;
           const float v1627 = v1313.m[0][12].thread_elements()[0];
           const float v1628 = v1627 + v1626;
           v1313.m[0][12].thread_elements()[0] = v1628;
-          v1315.m[0][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1630 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1630 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1631 = v1630 * v1454;
-          const float v1632 = v1315.m[0][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1632 = v1315.m[0][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1633 = v1632 * v1631;
           const float v1634 = v1313.m[0][12].thread_elements()[1];
           const float v1635 = v1634 + v1633;
           v1313.m[0][12].thread_elements()[1] = v1635;
-          v1315.m[0][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1637 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1637 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1638 = v1637 * v1454;
-          const float v1639 = v1315.m[0][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1639 = v1315.m[0][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1640 = v1639 * v1638;
           const float v1641 = v1313.m[0][13].thread_elements()[0];
           const float v1642 = v1641 + v1640;
           v1313.m[0][13].thread_elements()[0] = v1642;
-          v1315.m[0][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1644 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1644 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1645 = v1644 * v1454;
-          const float v1646 = v1315.m[0][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1646 = v1315.m[0][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1647 = v1646 * v1645;
           const float v1648 = v1313.m[0][13].thread_elements()[1];
           const float v1649 = v1648 + v1647;
           v1313.m[0][13].thread_elements()[1] = v1649;
-          v1315.m[0][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1651 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1651 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1652 = v1651 * v1454;
-          const float v1653 = v1315.m[0][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1653 = v1315.m[0][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1654 = v1653 * v1652;
           const float v1655 = v1313.m[0][14].thread_elements()[0];
           const float v1656 = v1655 + v1654;
           v1313.m[0][14].thread_elements()[0] = v1656;
-          v1315.m[0][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1658 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1658 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1659 = v1658 * v1454;
-          const float v1660 = v1315.m[0][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1660 = v1315.m[0][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1661 = v1660 * v1659;
           const float v1662 = v1313.m[0][14].thread_elements()[1];
           const float v1663 = v1662 + v1661;
           v1313.m[0][14].thread_elements()[1] = v1663;
-          v1315.m[0][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1665 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1665 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1666 = v1665 * v1454;
-          const float v1667 = v1315.m[0][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1667 = v1315.m[0][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1668 = v1667 * v1666;
           const float v1669 = v1313.m[0][15].thread_elements()[0];
           const float v1670 = v1669 + v1668;
           v1313.m[0][15].thread_elements()[0] = v1670;
-          v1315.m[0][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1672 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1672 = v1406.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1673 = v1672 * v1454;
-          const float v1674 = v1315.m[0][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1674 = v1315.m[0][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1675 = v1674 * v1673;
           const float v1676 = v1313.m[0][15].thread_elements()[1];
           const float v1677 = v1676 + v1675;
           v1313.m[0][15].thread_elements()[1] = v1677;
-          v1315.m[0][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1679 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[0][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1679 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1680 = v1679 * v1454;
-          const float v1681 = v1315.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1681 = v1315.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1682 = v1681 * v1680;
           const float v1683 = v1313.m[1][0].thread_elements()[0];
           const float v1684 = v1683 + v1682;
           v1313.m[1][0].thread_elements()[0] = v1684;
-          v1315.m[1][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1686 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1686 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1687 = v1686 * v1454;
-          const float v1688 = v1315.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1688 = v1315.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1689 = v1688 * v1687;
           const float v1690 = v1313.m[1][0].thread_elements()[1];
           const float v1691 = v1690 + v1689;
           v1313.m[1][0].thread_elements()[1] = v1691;
-          v1315.m[1][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1693 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1693 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1694 = v1693 * v1454;
-          const float v1695 = v1315.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1695 = v1315.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1696 = v1695 * v1694;
           const float v1697 = v1313.m[1][1].thread_elements()[0];
           const float v1698 = v1697 + v1696;
           v1313.m[1][1].thread_elements()[0] = v1698;
-          v1315.m[1][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1700 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1700 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1701 = v1700 * v1454;
-          const float v1702 = v1315.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1702 = v1315.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1703 = v1702 * v1701;
           const float v1704 = v1313.m[1][1].thread_elements()[1];
           const float v1705 = v1704 + v1703;
           v1313.m[1][1].thread_elements()[1] = v1705;
-          v1315.m[1][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1707 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1707 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1708 = v1707 * v1454;
-          const float v1709 = v1315.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1709 = v1315.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1710 = v1709 * v1708;
           const float v1711 = v1313.m[1][2].thread_elements()[0];
           const float v1712 = v1711 + v1710;
           v1313.m[1][2].thread_elements()[0] = v1712;
-          v1315.m[1][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1714 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1714 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1715 = v1714 * v1454;
-          const float v1716 = v1315.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1716 = v1315.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1717 = v1716 * v1715;
           const float v1718 = v1313.m[1][2].thread_elements()[1];
           const float v1719 = v1718 + v1717;
           v1313.m[1][2].thread_elements()[1] = v1719;
-          v1315.m[1][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1721 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1721 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1722 = v1721 * v1454;
-          const float v1723 = v1315.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1723 = v1315.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1724 = v1723 * v1722;
           const float v1725 = v1313.m[1][3].thread_elements()[0];
           const float v1726 = v1725 + v1724;
           v1313.m[1][3].thread_elements()[0] = v1726;
-          v1315.m[1][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1728 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1728 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1729 = v1728 * v1454;
-          const float v1730 = v1315.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1730 = v1315.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1731 = v1730 * v1729;
           const float v1732 = v1313.m[1][3].thread_elements()[1];
           const float v1733 = v1732 + v1731;
           v1313.m[1][3].thread_elements()[1] = v1733;
-          v1315.m[1][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1735 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1735 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1736 = v1735 * v1454;
-          const float v1737 = v1315.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1737 = v1315.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1738 = v1737 * v1736;
           const float v1739 = v1313.m[1][4].thread_elements()[0];
           const float v1740 = v1739 + v1738;
           v1313.m[1][4].thread_elements()[0] = v1740;
-          v1315.m[1][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1742 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1742 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1743 = v1742 * v1454;
-          const float v1744 = v1315.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1744 = v1315.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1745 = v1744 * v1743;
           const float v1746 = v1313.m[1][4].thread_elements()[1];
           const float v1747 = v1746 + v1745;
           v1313.m[1][4].thread_elements()[1] = v1747;
-          v1315.m[1][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1749 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1749 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1750 = v1749 * v1454;
-          const float v1751 = v1315.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1751 = v1315.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1752 = v1751 * v1750;
           const float v1753 = v1313.m[1][5].thread_elements()[0];
           const float v1754 = v1753 + v1752;
           v1313.m[1][5].thread_elements()[0] = v1754;
-          v1315.m[1][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1756 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1756 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1757 = v1756 * v1454;
-          const float v1758 = v1315.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1758 = v1315.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1759 = v1758 * v1757;
           const float v1760 = v1313.m[1][5].thread_elements()[1];
           const float v1761 = v1760 + v1759;
           v1313.m[1][5].thread_elements()[1] = v1761;
-          v1315.m[1][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1763 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1763 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1764 = v1763 * v1454;
-          const float v1765 = v1315.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1765 = v1315.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1766 = v1765 * v1764;
           const float v1767 = v1313.m[1][6].thread_elements()[0];
           const float v1768 = v1767 + v1766;
           v1313.m[1][6].thread_elements()[0] = v1768;
-          v1315.m[1][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1770 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1770 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1771 = v1770 * v1454;
-          const float v1772 = v1315.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1772 = v1315.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1773 = v1772 * v1771;
           const float v1774 = v1313.m[1][6].thread_elements()[1];
           const float v1775 = v1774 + v1773;
           v1313.m[1][6].thread_elements()[1] = v1775;
-          v1315.m[1][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1777 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1777 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1778 = v1777 * v1454;
-          const float v1779 = v1315.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1779 = v1315.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1780 = v1779 * v1778;
           const float v1781 = v1313.m[1][7].thread_elements()[0];
           const float v1782 = v1781 + v1780;
           v1313.m[1][7].thread_elements()[0] = v1782;
-          v1315.m[1][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1784 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1784 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1785 = v1784 * v1454;
-          const float v1786 = v1315.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1786 = v1315.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1787 = v1786 * v1785;
           const float v1788 = v1313.m[1][7].thread_elements()[1];
           const float v1789 = v1788 + v1787;
           v1313.m[1][7].thread_elements()[1] = v1789;
-          v1315.m[1][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1791 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1791 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1792 = v1791 * v1454;
-          const float v1793 = v1315.m[1][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1793 = v1315.m[1][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1794 = v1793 * v1792;
           const float v1795 = v1313.m[1][8].thread_elements()[0];
           const float v1796 = v1795 + v1794;
           v1313.m[1][8].thread_elements()[0] = v1796;
-          v1315.m[1][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1798 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1798 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1799 = v1798 * v1454;
-          const float v1800 = v1315.m[1][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1800 = v1315.m[1][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1801 = v1800 * v1799;
           const float v1802 = v1313.m[1][8].thread_elements()[1];
           const float v1803 = v1802 + v1801;
           v1313.m[1][8].thread_elements()[1] = v1803;
-          v1315.m[1][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1805 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1805 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1806 = v1805 * v1454;
-          const float v1807 = v1315.m[1][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1807 = v1315.m[1][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1808 = v1807 * v1806;
           const float v1809 = v1313.m[1][9].thread_elements()[0];
           const float v1810 = v1809 + v1808;
           v1313.m[1][9].thread_elements()[0] = v1810;
-          v1315.m[1][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1812 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1812 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1813 = v1812 * v1454;
-          const float v1814 = v1315.m[1][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1814 = v1315.m[1][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1815 = v1814 * v1813;
           const float v1816 = v1313.m[1][9].thread_elements()[1];
           const float v1817 = v1816 + v1815;
           v1313.m[1][9].thread_elements()[1] = v1817;
-          v1315.m[1][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1819 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1819 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1820 = v1819 * v1454;
-          const float v1821 = v1315.m[1][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1821 = v1315.m[1][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1822 = v1821 * v1820;
           const float v1823 = v1313.m[1][10].thread_elements()[0];
           const float v1824 = v1823 + v1822;
           v1313.m[1][10].thread_elements()[0] = v1824;
-          v1315.m[1][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1826 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1826 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1827 = v1826 * v1454;
-          const float v1828 = v1315.m[1][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1828 = v1315.m[1][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1829 = v1828 * v1827;
           const float v1830 = v1313.m[1][10].thread_elements()[1];
           const float v1831 = v1830 + v1829;
           v1313.m[1][10].thread_elements()[1] = v1831;
-          v1315.m[1][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1833 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1833 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1834 = v1833 * v1454;
-          const float v1835 = v1315.m[1][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1835 = v1315.m[1][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1836 = v1835 * v1834;
           const float v1837 = v1313.m[1][11].thread_elements()[0];
           const float v1838 = v1837 + v1836;
           v1313.m[1][11].thread_elements()[0] = v1838;
-          v1315.m[1][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1840 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1840 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1841 = v1840 * v1454;
-          const float v1842 = v1315.m[1][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1842 = v1315.m[1][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1843 = v1842 * v1841;
           const float v1844 = v1313.m[1][11].thread_elements()[1];
           const float v1845 = v1844 + v1843;
           v1313.m[1][11].thread_elements()[1] = v1845;
-          v1315.m[1][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1847 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1847 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1848 = v1847 * v1454;
-          const float v1849 = v1315.m[1][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1849 = v1315.m[1][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1850 = v1849 * v1848;
           const float v1851 = v1313.m[1][12].thread_elements()[0];
           const float v1852 = v1851 + v1850;
           v1313.m[1][12].thread_elements()[0] = v1852;
-          v1315.m[1][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1854 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1854 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1855 = v1854 * v1454;
-          const float v1856 = v1315.m[1][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1856 = v1315.m[1][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1857 = v1856 * v1855;
           const float v1858 = v1313.m[1][12].thread_elements()[1];
           const float v1859 = v1858 + v1857;
           v1313.m[1][12].thread_elements()[1] = v1859;
-          v1315.m[1][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1861 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1861 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1862 = v1861 * v1454;
-          const float v1863 = v1315.m[1][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1863 = v1315.m[1][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1864 = v1863 * v1862;
           const float v1865 = v1313.m[1][13].thread_elements()[0];
           const float v1866 = v1865 + v1864;
           v1313.m[1][13].thread_elements()[0] = v1866;
-          v1315.m[1][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1868 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1868 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1869 = v1868 * v1454;
-          const float v1870 = v1315.m[1][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1870 = v1315.m[1][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1871 = v1870 * v1869;
           const float v1872 = v1313.m[1][13].thread_elements()[1];
           const float v1873 = v1872 + v1871;
           v1313.m[1][13].thread_elements()[1] = v1873;
-          v1315.m[1][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1875 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1875 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1876 = v1875 * v1454;
-          const float v1877 = v1315.m[1][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1877 = v1315.m[1][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1878 = v1877 * v1876;
           const float v1879 = v1313.m[1][14].thread_elements()[0];
           const float v1880 = v1879 + v1878;
           v1313.m[1][14].thread_elements()[0] = v1880;
-          v1315.m[1][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1882 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1882 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1883 = v1882 * v1454;
-          const float v1884 = v1315.m[1][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1884 = v1315.m[1][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1885 = v1884 * v1883;
           const float v1886 = v1313.m[1][14].thread_elements()[1];
           const float v1887 = v1886 + v1885;
           v1313.m[1][14].thread_elements()[1] = v1887;
-          v1315.m[1][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1889 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1889 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1890 = v1889 * v1454;
-          const float v1891 = v1315.m[1][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1891 = v1315.m[1][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1892 = v1891 * v1890;
           const float v1893 = v1313.m[1][15].thread_elements()[0];
           const float v1894 = v1893 + v1892;
           v1313.m[1][15].thread_elements()[0] = v1894;
-          v1315.m[1][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const float v1896 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:444
+          v1315.m[1][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1896 = v1406.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:445
           const float v1897 = v1896 * v1454;
-          const float v1898 = v1315.m[1][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:445
+          const float v1898 = v1315.m[1][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1899 = v1898 * v1897;
           const float v1900 = v1313.m[1][15].thread_elements()[1];
           const float v1901 = v1900 + v1899;
           v1313.m[1][15].thread_elements()[1] = v1901;
-          v1315.m[1][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:446
+          v1315.m[1][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:447
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
     }
-    const uint v1906 = v1307 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
+    const uint v1906 = v1307 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1907 = v1906 << 4u;
     const uint v1909 = v1311 << 6u;
     const uint v1910 = v75 + v1909;
     const uint v1911 = v1910 + v1907;
-    const uint v1912 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1912 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1913 = v1911 + v1912;
-    const uint v1914 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1914 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1915 = v87 + v1914;
-    const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1917 = v1308 && v1916;
     const bool v1918 = v1915 < v88;
     const bool v1919 = v1917 && v1918;
@@ -895,11 +895,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v1928] = v1925;
       }
     }
-    const uint v1929 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1929 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1930 = v1911 + v1929;
-    const uint v1931 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1931 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1932 = v87 + v1931;
-    const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1934 = v1308 && v1933;
     const bool v1935 = v1932 < v88;
     const bool v1936 = v1934 && v1935;
@@ -917,11 +917,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v1945] = v1942;
       }
     }
-    const uint v1946 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1946 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1947 = v1911 + v1946;
-    const uint v1948 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1948 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1949 = v87 + v1948;
-    const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1951 = v1308 && v1950;
     const bool v1952 = v1949 < v88;
     const bool v1953 = v1951 && v1952;
@@ -939,11 +939,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v1962] = v1959;
       }
     }
-    const uint v1963 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1963 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1964 = v1911 + v1963;
-    const uint v1965 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1965 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1966 = v87 + v1965;
-    const bool v1967 = v1964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1967 = v1964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1968 = v1308 && v1967;
     const bool v1969 = v1966 < v88;
     const bool v1970 = v1968 && v1969;
@@ -961,11 +961,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v1979] = v1976;
       }
     }
-    const uint v1980 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1980 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1981 = v1911 + v1980;
-    const uint v1982 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1982 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1983 = v87 + v1982;
-    const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v1985 = v1308 && v1984;
     const bool v1986 = v1983 < v88;
     const bool v1987 = v1985 && v1986;
@@ -983,11 +983,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v1996] = v1993;
       }
     }
-    const uint v1997 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v1997 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v1998 = v1911 + v1997;
-    const uint v1999 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1999 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2000 = v87 + v1999;
-    const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2002 = v1308 && v2001;
     const bool v2003 = v2000 < v88;
     const bool v2004 = v2002 && v2003;
@@ -1005,11 +1005,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2013] = v2010;
       }
     }
-    const uint v2014 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2014 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2015 = v1911 + v2014;
-    const uint v2016 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2016 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2017 = v87 + v2016;
-    const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2019 = v1308 && v2018;
     const bool v2020 = v2017 < v88;
     const bool v2021 = v2019 && v2020;
@@ -1027,11 +1027,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2030] = v2027;
       }
     }
-    const uint v2031 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2031 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2032 = v1911 + v2031;
-    const uint v2033 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2033 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2034 = v87 + v2033;
-    const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2036 = v1308 && v2035;
     const bool v2037 = v2034 < v88;
     const bool v2038 = v2036 && v2037;
@@ -1049,11 +1049,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2047] = v2044;
       }
     }
-    const uint v2048 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2048 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2049 = v1911 + v2048;
-    const uint v2050 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2050 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2051 = v87 + v2050;
-    const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2053 = v1308 && v2052;
     const bool v2054 = v2051 < v88;
     const bool v2055 = v2053 && v2054;
@@ -1071,11 +1071,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2064] = v2061;
       }
     }
-    const uint v2065 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2065 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2066 = v1911 + v2065;
-    const uint v2067 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2067 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2068 = v87 + v2067;
-    const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2070 = v1308 && v2069;
     const bool v2071 = v2068 < v88;
     const bool v2072 = v2070 && v2071;
@@ -1093,11 +1093,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2081] = v2078;
       }
     }
-    const uint v2082 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2082 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2083 = v1911 + v2082;
-    const uint v2084 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2084 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2085 = v87 + v2084;
-    const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2087 = v1308 && v2086;
     const bool v2088 = v2085 < v88;
     const bool v2089 = v2087 && v2088;
@@ -1115,11 +1115,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2098] = v2095;
       }
     }
-    const uint v2099 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2099 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2100 = v1911 + v2099;
-    const uint v2101 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2101 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2102 = v87 + v2101;
-    const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2104 = v1308 && v2103;
     const bool v2105 = v2102 < v88;
     const bool v2106 = v2104 && v2105;
@@ -1137,11 +1137,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2115] = v2112;
       }
     }
-    const uint v2116 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2116 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2117 = v1911 + v2116;
-    const uint v2118 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2118 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2119 = v87 + v2118;
-    const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2121 = v1308 && v2120;
     const bool v2122 = v2119 < v88;
     const bool v2123 = v2121 && v2122;
@@ -1159,11 +1159,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2132] = v2129;
       }
     }
-    const uint v2133 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2133 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2134 = v1911 + v2133;
-    const uint v2135 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2135 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2136 = v87 + v2135;
-    const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2138 = v1308 && v2137;
     const bool v2139 = v2136 < v88;
     const bool v2140 = v2138 && v2139;
@@ -1181,11 +1181,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2149] = v2146;
       }
     }
-    const uint v2150 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2150 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2151 = v1911 + v2150;
-    const uint v2152 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2152 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2153 = v87 + v2152;
-    const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2155 = v1308 && v2154;
     const bool v2156 = v2153 < v88;
     const bool v2157 = v2155 && v2156;
@@ -1203,11 +1203,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2166] = v2163;
       }
     }
-    const uint v2167 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2167 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2168 = v1911 + v2167;
-    const uint v2169 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2169 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2170 = v87 + v2169;
-    const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2172 = v1308 && v2171;
     const bool v2173 = v2170 < v88;
     const bool v2174 = v2172 && v2173;
@@ -1225,11 +1225,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2183] = v2180;
       }
     }
-    const uint v2184 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2184 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2185 = v1911 + v2184;
-    const uint v2186 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2186 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2187 = v87 + v2186;
-    const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2189 = v1308 && v2188;
     const bool v2190 = v2187 < v88;
     const bool v2191 = v2189 && v2190;
@@ -1247,11 +1247,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2200] = v2197;
       }
     }
-    const uint v2201 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2201 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2202 = v1911 + v2201;
-    const uint v2203 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2203 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2204 = v87 + v2203;
-    const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2206 = v1308 && v2205;
     const bool v2207 = v2204 < v88;
     const bool v2208 = v2206 && v2207;
@@ -1269,11 +1269,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2217] = v2214;
       }
     }
-    const uint v2218 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2218 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2219 = v1911 + v2218;
-    const uint v2220 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2220 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2221 = v87 + v2220;
-    const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2223 = v1308 && v2222;
     const bool v2224 = v2221 < v88;
     const bool v2225 = v2223 && v2224;
@@ -1291,11 +1291,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2234] = v2231;
       }
     }
-    const uint v2235 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2235 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2236 = v1911 + v2235;
-    const uint v2237 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2237 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2238 = v87 + v2237;
-    const bool v2239 = v2236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2239 = v2236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2240 = v1308 && v2239;
     const bool v2241 = v2238 < v88;
     const bool v2242 = v2240 && v2241;
@@ -1313,11 +1313,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2251] = v2248;
       }
     }
-    const uint v2252 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2252 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2253 = v1911 + v2252;
-    const uint v2254 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2254 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2255 = v87 + v2254;
-    const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2257 = v1308 && v2256;
     const bool v2258 = v2255 < v88;
     const bool v2259 = v2257 && v2258;
@@ -1335,11 +1335,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2268] = v2265;
       }
     }
-    const uint v2269 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2269 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2270 = v1911 + v2269;
-    const uint v2271 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2271 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2272 = v87 + v2271;
-    const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2274 = v1308 && v2273;
     const bool v2275 = v2272 < v88;
     const bool v2276 = v2274 && v2275;
@@ -1357,11 +1357,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2285] = v2282;
       }
     }
-    const uint v2286 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2286 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2287 = v1911 + v2286;
-    const uint v2288 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2288 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2289 = v87 + v2288;
-    const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2291 = v1308 && v2290;
     const bool v2292 = v2289 < v88;
     const bool v2293 = v2291 && v2292;
@@ -1379,11 +1379,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2302] = v2299;
       }
     }
-    const uint v2303 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2303 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2304 = v1911 + v2303;
-    const uint v2305 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2305 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2306 = v87 + v2305;
-    const bool v2307 = v2304 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2307 = v2304 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2308 = v1308 && v2307;
     const bool v2309 = v2306 < v88;
     const bool v2310 = v2308 && v2309;
@@ -1401,11 +1401,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2319] = v2316;
       }
     }
-    const uint v2320 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2320 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2321 = v1911 + v2320;
-    const uint v2322 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2322 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2323 = v87 + v2322;
-    const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2325 = v1308 && v2324;
     const bool v2326 = v2323 < v88;
     const bool v2327 = v2325 && v2326;
@@ -1423,11 +1423,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2336] = v2333;
       }
     }
-    const uint v2337 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2337 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2338 = v1911 + v2337;
-    const uint v2339 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2339 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2340 = v87 + v2339;
-    const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2342 = v1308 && v2341;
     const bool v2343 = v2340 < v88;
     const bool v2344 = v2342 && v2343;
@@ -1445,11 +1445,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2353] = v2350;
       }
     }
-    const uint v2354 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2354 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2355 = v1911 + v2354;
-    const uint v2356 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2356 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2357 = v87 + v2356;
-    const bool v2358 = v2355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2358 = v2355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2359 = v1308 && v2358;
     const bool v2360 = v2357 < v88;
     const bool v2361 = v2359 && v2360;
@@ -1467,11 +1467,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2370] = v2367;
       }
     }
-    const uint v2371 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2371 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2372 = v1911 + v2371;
-    const uint v2373 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2373 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2374 = v87 + v2373;
-    const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2376 = v1308 && v2375;
     const bool v2377 = v2374 < v88;
     const bool v2378 = v2376 && v2377;
@@ -1489,11 +1489,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2387] = v2384;
       }
     }
-    const uint v2388 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2388 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2389 = v1911 + v2388;
-    const uint v2390 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2390 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2391 = v87 + v2390;
-    const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2393 = v1308 && v2392;
     const bool v2394 = v2391 < v88;
     const bool v2395 = v2393 && v2394;
@@ -1511,11 +1511,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2404] = v2401;
       }
     }
-    const uint v2405 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2405 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2406 = v1911 + v2405;
-    const uint v2407 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2407 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2408 = v87 + v2407;
-    const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2410 = v1308 && v2409;
     const bool v2411 = v2408 < v88;
     const bool v2412 = v2410 && v2411;
@@ -1533,11 +1533,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2421] = v2418;
       }
     }
-    const uint v2422 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2422 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2423 = v1911 + v2422;
-    const uint v2424 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2424 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2425 = v87 + v2424;
-    const bool v2426 = v2423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2426 = v2423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2427 = v1308 && v2426;
     const bool v2428 = v2425 < v88;
     const bool v2429 = v2427 && v2428;
@@ -1555,11 +1555,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2438] = v2435;
       }
     }
-    const uint v2439 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2439 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2440 = v1911 + v2439;
-    const uint v2441 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2441 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2442 = v87 + v2441;
-    const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2444 = v1308 && v2443;
     const bool v2445 = v2442 < v88;
     const bool v2446 = v2444 && v2445;
@@ -1577,11 +1577,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2455] = v2452;
       }
     }
-    const uint v2456 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2456 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2457 = v1911 + v2456;
-    const uint v2458 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2458 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2459 = v87 + v2458;
-    const bool v2460 = v2457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2460 = v2457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2461 = v1308 && v2460;
     const bool v2462 = v2459 < v88;
     const bool v2463 = v2461 && v2462;
@@ -1599,11 +1599,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2472] = v2469;
       }
     }
-    const uint v2473 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2473 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2474 = v1911 + v2473;
-    const uint v2475 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2475 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2476 = v87 + v2475;
-    const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2478 = v1308 && v2477;
     const bool v2479 = v2476 < v88;
     const bool v2480 = v2478 && v2479;
@@ -1621,11 +1621,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2489] = v2486;
       }
     }
-    const uint v2490 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2490 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2491 = v1911 + v2490;
-    const uint v2492 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2492 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2493 = v87 + v2492;
-    const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2495 = v1308 && v2494;
     const bool v2496 = v2493 < v88;
     const bool v2497 = v2495 && v2496;
@@ -1643,11 +1643,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2506] = v2503;
       }
     }
-    const uint v2507 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2507 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2508 = v1911 + v2507;
-    const uint v2509 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2509 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2510 = v87 + v2509;
-    const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2512 = v1308 && v2511;
     const bool v2513 = v2510 < v88;
     const bool v2514 = v2512 && v2513;
@@ -1665,11 +1665,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2523] = v2520;
       }
     }
-    const uint v2524 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2524 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2525 = v1911 + v2524;
-    const uint v2526 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2526 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2527 = v87 + v2526;
-    const bool v2528 = v2525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2528 = v2525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2529 = v1308 && v2528;
     const bool v2530 = v2527 < v88;
     const bool v2531 = v2529 && v2530;
@@ -1687,11 +1687,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2540] = v2537;
       }
     }
-    const uint v2541 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2541 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2542 = v1911 + v2541;
-    const uint v2543 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2543 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2544 = v87 + v2543;
-    const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2546 = v1308 && v2545;
     const bool v2547 = v2544 < v88;
     const bool v2548 = v2546 && v2547;
@@ -1709,11 +1709,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2557] = v2554;
       }
     }
-    const uint v2558 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2558 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2559 = v1911 + v2558;
-    const uint v2560 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2560 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2561 = v87 + v2560;
-    const bool v2562 = v2559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2562 = v2559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2563 = v1308 && v2562;
     const bool v2564 = v2561 < v88;
     const bool v2565 = v2563 && v2564;
@@ -1731,11 +1731,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2574] = v2571;
       }
     }
-    const uint v2575 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2575 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2576 = v1911 + v2575;
-    const uint v2577 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2577 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2578 = v87 + v2577;
-    const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2580 = v1308 && v2579;
     const bool v2581 = v2578 < v88;
     const bool v2582 = v2580 && v2581;
@@ -1753,11 +1753,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2591] = v2588;
       }
     }
-    const uint v2592 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2592 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2593 = v1911 + v2592;
-    const uint v2594 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2594 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2595 = v87 + v2594;
-    const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2597 = v1308 && v2596;
     const bool v2598 = v2595 < v88;
     const bool v2599 = v2597 && v2598;
@@ -1775,11 +1775,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2608] = v2605;
       }
     }
-    const uint v2609 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2609 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2610 = v1911 + v2609;
-    const uint v2611 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2611 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2612 = v87 + v2611;
-    const bool v2613 = v2610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2613 = v2610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2614 = v1308 && v2613;
     const bool v2615 = v2612 < v88;
     const bool v2616 = v2614 && v2615;
@@ -1797,11 +1797,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2625] = v2622;
       }
     }
-    const uint v2626 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2626 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2627 = v1911 + v2626;
-    const uint v2628 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2628 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2629 = v87 + v2628;
-    const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2631 = v1308 && v2630;
     const bool v2632 = v2629 < v88;
     const bool v2633 = v2631 && v2632;
@@ -1819,11 +1819,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2642] = v2639;
       }
     }
-    const uint v2643 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2643 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2644 = v1911 + v2643;
-    const uint v2645 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2645 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2646 = v87 + v2645;
-    const bool v2647 = v2644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2647 = v2644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2648 = v1308 && v2647;
     const bool v2649 = v2646 < v88;
     const bool v2650 = v2648 && v2649;
@@ -1841,11 +1841,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2659] = v2656;
       }
     }
-    const uint v2660 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2660 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2661 = v1911 + v2660;
-    const uint v2662 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2662 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2663 = v87 + v2662;
-    const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2665 = v1308 && v2664;
     const bool v2666 = v2663 < v88;
     const bool v2667 = v2665 && v2666;
@@ -1863,11 +1863,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2676] = v2673;
       }
     }
-    const uint v2677 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2677 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2678 = v1911 + v2677;
-    const uint v2679 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2679 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2680 = v87 + v2679;
-    const bool v2681 = v2678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2681 = v2678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2682 = v1308 && v2681;
     const bool v2683 = v2680 < v88;
     const bool v2684 = v2682 && v2683;
@@ -1885,11 +1885,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2693] = v2690;
       }
     }
-    const uint v2694 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2694 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2695 = v1911 + v2694;
-    const uint v2696 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2696 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2697 = v87 + v2696;
-    const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2699 = v1308 && v2698;
     const bool v2700 = v2697 < v88;
     const bool v2701 = v2699 && v2700;
@@ -1907,11 +1907,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2710] = v2707;
       }
     }
-    const uint v2711 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2711 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2712 = v1911 + v2711;
-    const uint v2713 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2713 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2714 = v87 + v2713;
-    const bool v2715 = v2712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2715 = v2712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2716 = v1308 && v2715;
     const bool v2717 = v2714 < v88;
     const bool v2718 = v2716 && v2717;
@@ -1929,11 +1929,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2727] = v2724;
       }
     }
-    const uint v2728 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2728 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2729 = v1911 + v2728;
-    const uint v2730 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2730 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2731 = v87 + v2730;
-    const bool v2732 = v2729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2732 = v2729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2733 = v1308 && v2732;
     const bool v2734 = v2731 < v88;
     const bool v2735 = v2733 && v2734;
@@ -1951,11 +1951,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2744] = v2741;
       }
     }
-    const uint v2745 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2745 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2746 = v1911 + v2745;
-    const uint v2747 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2747 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2748 = v87 + v2747;
-    const bool v2749 = v2746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2749 = v2746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2750 = v1308 && v2749;
     const bool v2751 = v2748 < v88;
     const bool v2752 = v2750 && v2751;
@@ -1973,11 +1973,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2761] = v2758;
       }
     }
-    const uint v2762 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2762 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2763 = v1911 + v2762;
-    const uint v2764 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2764 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2765 = v87 + v2764;
-    const bool v2766 = v2763 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2766 = v2763 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2767 = v1308 && v2766;
     const bool v2768 = v2765 < v88;
     const bool v2769 = v2767 && v2768;
@@ -1995,11 +1995,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2778] = v2775;
       }
     }
-    const uint v2779 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2779 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2780 = v1911 + v2779;
-    const uint v2781 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2781 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2782 = v87 + v2781;
-    const bool v2783 = v2780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2783 = v2780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2784 = v1308 && v2783;
     const bool v2785 = v2782 < v88;
     const bool v2786 = v2784 && v2785;
@@ -2017,11 +2017,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2795] = v2792;
       }
     }
-    const uint v2796 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2796 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2797 = v1911 + v2796;
-    const uint v2798 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2798 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2799 = v87 + v2798;
-    const bool v2800 = v2797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2800 = v2797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2801 = v1308 && v2800;
     const bool v2802 = v2799 < v88;
     const bool v2803 = v2801 && v2802;
@@ -2039,11 +2039,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2812] = v2809;
       }
     }
-    const uint v2813 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2813 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2814 = v1911 + v2813;
-    const uint v2815 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2815 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2816 = v87 + v2815;
-    const bool v2817 = v2814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2817 = v2814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2818 = v1308 && v2817;
     const bool v2819 = v2816 < v88;
     const bool v2820 = v2818 && v2819;
@@ -2061,11 +2061,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2829] = v2826;
       }
     }
-    const uint v2830 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2830 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2831 = v1911 + v2830;
-    const uint v2832 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2832 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2833 = v87 + v2832;
-    const bool v2834 = v2831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2834 = v2831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2835 = v1308 && v2834;
     const bool v2836 = v2833 < v88;
     const bool v2837 = v2835 && v2836;
@@ -2083,11 +2083,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2846] = v2843;
       }
     }
-    const uint v2847 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2847 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2848 = v1911 + v2847;
-    const uint v2849 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2849 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2850 = v87 + v2849;
-    const bool v2851 = v2848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2851 = v2848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2852 = v1308 && v2851;
     const bool v2853 = v2850 < v88;
     const bool v2854 = v2852 && v2853;
@@ -2105,11 +2105,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2863] = v2860;
       }
     }
-    const uint v2864 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2864 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2865 = v1911 + v2864;
-    const uint v2866 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2866 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2867 = v87 + v2866;
-    const bool v2868 = v2865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2868 = v2865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2869 = v1308 && v2868;
     const bool v2870 = v2867 < v88;
     const bool v2871 = v2869 && v2870;
@@ -2127,11 +2127,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2880] = v2877;
       }
     }
-    const uint v2881 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2881 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2882 = v1911 + v2881;
-    const uint v2883 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2883 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2884 = v87 + v2883;
-    const bool v2885 = v2882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2885 = v2882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2886 = v1308 && v2885;
     const bool v2887 = v2884 < v88;
     const bool v2888 = v2886 && v2887;
@@ -2149,11 +2149,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2897] = v2894;
       }
     }
-    const uint v2898 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2898 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2899 = v1911 + v2898;
-    const uint v2900 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2900 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2901 = v87 + v2900;
-    const bool v2902 = v2899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2902 = v2899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2903 = v1308 && v2902;
     const bool v2904 = v2901 < v88;
     const bool v2905 = v2903 && v2904;
@@ -2171,11 +2171,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2914] = v2911;
       }
     }
-    const uint v2915 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2915 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2916 = v1911 + v2915;
-    const uint v2917 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2917 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2918 = v87 + v2917;
-    const bool v2919 = v2916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2919 = v2916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2920 = v1308 && v2919;
     const bool v2921 = v2918 < v88;
     const bool v2922 = v2920 && v2921;
@@ -2193,11 +2193,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2931] = v2928;
       }
     }
-    const uint v2932 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2932 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2933 = v1911 + v2932;
-    const uint v2934 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2934 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2935 = v87 + v2934;
-    const bool v2936 = v2933 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2936 = v2933 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2937 = v1308 && v2936;
     const bool v2938 = v2935 < v88;
     const bool v2939 = v2937 && v2938;
@@ -2215,11 +2215,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2948] = v2945;
       }
     }
-    const uint v2949 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2949 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2950 = v1911 + v2949;
-    const uint v2951 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2951 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2952 = v87 + v2951;
-    const bool v2953 = v2950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2953 = v2950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2954 = v1308 && v2953;
     const bool v2955 = v2952 < v88;
     const bool v2956 = v2954 && v2955;
@@ -2237,11 +2237,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2965] = v2962;
       }
     }
-    const uint v2966 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2966 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2967 = v1911 + v2966;
-    const uint v2968 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2968 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2969 = v87 + v2968;
-    const bool v2970 = v2967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2970 = v2967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2971 = v1308 && v2970;
     const bool v2972 = v2969 < v88;
     const bool v2973 = v2971 && v2972;
@@ -2259,11 +2259,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2982] = v2979;
       }
     }
-    const uint v2983 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v2983 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:553
     const uint v2984 = v1911 + v2983;
-    const uint v2985 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v2985 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v2986 = v87 + v2985;
-    const bool v2987 = v2984 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
+    const bool v2987 = v2984 < v0;  // kernels/gemm/gemm_warpgroup.hpp:558
     const bool v2988 = v1308 && v2987;
     const bool v2989 = v2986 < v88;
     const bool v2990 = v2988 && v2989;
