@@ -333,8 +333,8 @@ inline constexpr std::uint32_t kRun = 8;
 /// sum) for out's rows first_row … and columns col0 …, THREADS threads taking runs of kRun
 /// consecutive columns in straight-line order, so that an epilogue's stores of a run merge into
 /// one 16-byte store (docs/compiler.md, "vectorize"): a warp writes 256 consecutive elements of
-/// the band's rows a time. The loop stays rolled: unrolled, its copies of the epilogue cost NVRTC
-/// a tenth of a GEMM's compile and the kernel nothing (bench/NOTES.md §62).
+/// the band's rows a time. The loop stays rolled but for TOGETHER: unrolled over eight runs, its
+/// copies cost NVRTC a tenth of a GEMM's compile and the kernel nothing (bench/NOTES.md §62).
 /// A run is read as two 16-byte halves (vectorize), lanes 4–7 of every 8 taking their second half
 /// first: runs are 8 banks apart, so lanes l and l + 4 would share banks, and this way each read
 /// of a quarter-warp covers the 32 banks once (bench/NOTES.md §68).
